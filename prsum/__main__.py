@@ -1,0 +1,3 @@
+from prsum.cli import main
+
+main()

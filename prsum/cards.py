@@ -1,0 +1,355 @@
+"""Write one card: build the prompt, let the model write what it can, check every word of it.
+
+The model writes the headline, a sentence on what the change does, and a lesson; it chooses
+the verdict among the rubric's allowed options by scoring them. Our code writes the rest from
+measured facts (why the verdict, where to look, what is left), so a card is useful and
+grounded even when a small model's text is not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from prsum import prompts
+from prsum.budget import pack_diff, salience_order
+from prsum.digest import FileDigest, digest_patch
+from prsum.errors import ConfigError
+from prsum.filekinds import file_kind
+from prsum.grounding import Evidence, ground_text
+from prsum.llm import Backend, Completion
+from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
+from prsum.types import (
+    Card,
+    CardBody,
+    Coverage,
+    Facts,
+    FileDiff,
+    Focus,
+    Language,
+    LeftOut,
+    PullRequest,
+    Timing,
+    Verdict,
+)
+
+PromptStyle = Literal["digest", "diff"]
+
+# Tokens each generated field may take. The prompt grows by each answer in turn, so their
+# sum (and a little for the labels) is kept free after the first prompt.
+_FIELD_TOKENS = {"headline": 40, "summary": 120, "lesson": 60}
+OUTPUT_RESERVE = sum(_FIELD_TOKENS.values()) + 40
+_MAX_CHANGE_LINES = 12
+# Free-running attempts per field before our code writes it instead.
+_ATTEMPTS = 3
+# How much the rubric's prior outweighs the model's preference, in nats: the model moves the
+# verdict only when it clearly prefers a neighbour.
+_PRIOR_WEIGHT = 3.0
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
+_CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
+
+# Fallback grammars, used only when free generation fails the language check: grammar
+# sampling is several times slower in llama-cpp-python.
+_GRAMMARS: dict[Language, str] = {
+    "zh": (
+        'root ::= cjk piece* "\\n"\n'
+        "cjk ::= [\u4e00-\u9fff]\n"
+        'piece ::= cjk | [，。、；：（）“”0-9 ] | "`" [a-zA-Z0-9_./-]+ "`"\n'
+    ),
+    "en": 'root ::= [A-Z] [a-zA-Z0-9 ,.;:()/_-]* "\\n"\n',
+}
+
+
+@dataclass
+class _Usage:
+    prompt_tokens: int = 0
+    evaluated: int = 0
+    completion: int = 0
+    seconds: float = 0.0
+
+    def add(self, completion: Completion) -> None:
+        self.prompt_tokens = max(self.prompt_tokens, completion.prompt_tokens)
+        self.evaluated += completion.prompt_tokens_evaluated
+        self.completion += completion.completion_tokens
+        self.seconds += completion.seconds
+
+
+def in_language(text: str, lang: Language) -> bool:
+    """Whether the prose of `text` (code spans aside) is written in `lang`."""
+    prose = re.sub(r"`[^`]*`", "", text)
+    cjk = len(_CJK.findall(prose))
+    latin = len(_LATIN_WORD.findall(prose))
+    if lang == "zh":
+        return cjk >= 2 and cjk >= 2 * latin
+    return latin >= 2 and cjk == 0
+
+
+def clean_field(text: str) -> str:
+    """One line of model text, with quotes, stray headings and repeated clauses removed."""
+    text = re.sub(r"\s+", " ", text.split("###", 1)[0]).strip().strip("\"'“”")
+    kept: list[str] = []
+    seen: set[str] = set()
+    for clause in _CLAUSE_END.split(text):
+        core = clause.strip().rstrip("，。；！？,;!?. ")
+        if core and core not in seen:
+            seen.add(core)
+            kept.append(clause.strip())
+    joiner = "" if _CJK.search(text) else " "
+    return joiner.join(kept)
+
+
+def _loops(text: str) -> bool:
+    """A small model's loop: one code name said three times or more."""
+    names = re.findall(r"`([^`]+)`", text)
+    return any(names.count(name) >= 3 for name in set(names))
+
+
+@dataclass(frozen=True)
+class _Packed:
+    prompt: str
+    digests: dict[str, FileDigest]
+    coverage_whole: tuple[str, ...]
+    coverage_clipped: tuple[str, ...]
+    left_out: tuple[LeftOut, ...]
+
+
+class CardWriter:
+    """Writes cards with one backend, in one language; the prompt frame is shared by every card."""
+
+    def __init__(self, backend: Backend, lang: Language, style: PromptStyle) -> None:
+        self.backend = backend
+        self.lang = lang
+        self.style = style
+        self.labels = prompts.LABELS[lang]
+        self.frame = prompts.frame(lang)
+        self.frame_tokens = backend.count_tokens(self.frame)
+
+    def _pack(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> _Packed:
+        """The prompt for `pr`, as much of it as fits, checked against the context size."""
+        patches = {diff.path: diff.patch for diff in diffs}
+        digests = {
+            change.path: digest_patch(change.path, patches.get(change.path, ""))
+            for change in pr.files
+        }
+        ordered = salience_order(pr.files)
+        lines = [
+            prompts.change_line(change, digests[change.path], self.lang)
+            for change in ordered[:_MAX_CHANGE_LINES]
+        ]
+        if len(ordered) > _MAX_CHANGE_LINES:
+            lines.append(prompts.more_files_line(len(ordered) - _MAX_CHANGE_LINES, self.lang))
+        context = self.backend.context_size
+        fixed = self.frame_tokens + OUTPUT_RESERVE
+        if self.style == "digest":
+            # Drop digest lines from the end until the prompt fits.
+            while True:
+                prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang)
+                if self.backend.count_tokens(prompt) + OUTPUT_RESERVE <= context:
+                    break
+                if not lines:
+                    raise ConfigError(
+                        f"--ctx {context} is too small for prsum's prompt: use at least {fixed + 256}"
+                    )
+                lines.pop()
+            shown = [change.path for change in ordered[: len(lines)]]
+            left_out = [
+                LeftOut(change.path, "not in the digest: no room")
+                for change in ordered[len(shown) :]
+            ]
+            return _Packed(prompt, digests, tuple(shown), (), tuple(left_out))
+        empty = self.frame + prompts.pr_block(pr, facts, lines, "", self.lang)
+        budget = context - OUTPUT_RESERVE - self.backend.count_tokens(empty)
+        if budget < 0:
+            raise ConfigError(
+                f"--ctx {context} is too small for prsum's prompt: use at least {context - budget + 256}"
+            )
+        # The joined pieces can count a few tokens more than their sum: shrink until it fits.
+        while True:
+            packed = pack_diff(pr.files, diffs, budget, self.backend)
+            prompt = self.frame + prompts.pr_block(pr, facts, lines, packed.text, self.lang)
+            overflow = self.backend.count_tokens(prompt) + OUTPUT_RESERVE - context
+            if overflow <= 0:
+                return _Packed(
+                    prompt, digests, packed.coverage_whole, packed.coverage_clipped, packed.left_out
+                )
+            budget -= overflow + 8
+
+    def _copied(self, text: str, pr_text: str) -> bool:
+        """Whether `text` lifts a run from the worked examples that this PR does not contain."""
+        window = 8 if self.lang == "zh" else 24
+        pieces = (text[start : start + window] for start in range(max(0, len(text) - window) + 1))
+        return any(
+            len(piece) == window and piece in self.frame and piece not in pr_text
+            for piece in pieces
+        )
+
+    def _usable(self, text: str, pr_text: str, check_language: bool) -> bool:
+        if (
+            len(text) < 4
+            or text.startswith(_BAD_STARTS)
+            or _loops(text)
+            or self._copied(text, pr_text)
+        ):
+            return False
+        if text.rstrip(":：").strip() in (self.labels.__dict__.values()):
+            return False
+        return in_language(text, self.lang) if check_language else True
+
+    def _field(
+        self, prompt: str, name: str, usage: _Usage, pr_text: str, *, check_language: bool
+    ) -> str:
+        """One field by the model, or "" when no attempt is usable: the caller then writes it.
+
+        A rejected answer's first token is banned on the next attempt, to steer a small model
+        off an answer copied from the examples; the last attempt of a field in the wrong
+        language is bound by a grammar to the right script.
+        """
+        rejected: list[str] = []
+        for attempt in range(_ATTEMPTS):
+            grammar = _GRAMMARS[self.lang] if check_language and attempt == _ATTEMPTS - 1 else None
+            completion = self.backend.complete(
+                prompt,
+                max_tokens=_FIELD_TOKENS[name],
+                stop=["\n", "###"],
+                grammar=grammar,
+                banned_starts=rejected,
+            )
+            usage.add(completion)
+            text = clean_field(completion.text)
+            if self._usable(text, pr_text, check_language):
+                return text
+            if text:
+                rejected.append(text)
+        return ""
+
+    def _choose_verdict(self, prompt: str, facts: Facts) -> Verdict:
+        prior = prior_verdict(facts)
+        options = allowed_verdicts(facts)
+        if len(options) == 1:
+            return options[0]
+        scores = self.backend.score(prompt, [self.labels.verdicts[v] + "\n" for v in options])
+        return max(
+            zip(options, scores, strict=True),
+            key=lambda pair: pair[1] + (_PRIOR_WEIGHT if pair[0] == prior else 0.0),
+        )[0]
+
+    def _focus(self, pr: PullRequest, packed: _Packed, verdict: Verdict) -> tuple[Focus, ...]:
+        """The places to read first: the most salient source (or test) files the model saw."""
+        if verdict == "skip":
+            return ()
+        seen = set(packed.coverage_whole) | set(packed.coverage_clipped)
+        places = [
+            change
+            for change in salience_order(pr.files)
+            if change.path in seen and file_kind(change.path) in ("source", "test")
+        ]
+        return tuple(
+            Focus(
+                path=change.path,
+                why=prompts.focus_reason(packed.digests[change.path], change, self.lang),
+                symbol=packed.digests[change.path].main_symbol,
+            )
+            for change in places[: 2 if verdict == "deep" else 1]
+        )
+
+    def write(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> Card:
+        packed = self._pack(pr, facts, diffs)
+        prompt = packed.prompt
+        pr_text = prompt[len(self.frame) :]
+        usage = _Usage()
+        labels = self.labels
+        label = lambda name: prompts.label(self.lang, name)  # noqa: E731
+
+        headline = self._field(
+            prompt + label(labels.headline), "headline", usage, pr_text, check_language=True
+        )
+        if not headline:
+            main = salience_order(pr.files)[0].path if pr.files else None
+            headline = prompts.fallback_headline(
+                pr, facts, packed.digests[main].main_symbol if main else None, self.lang
+            )
+        prompt += f"{label(labels.headline)}{headline}\n{label(labels.verdict)}"
+        verdict = self._choose_verdict(prompt, facts)
+        prompt += f"{labels.verdicts[verdict]}\n"
+
+        said = self._field(
+            prompt + label(labels.summary), "summary", usage, pr_text, check_language=True
+        )
+        prompt += f"{label(labels.summary)}{said}\n"
+        focus = self._focus(pr, packed, verdict)
+        lessons: tuple[str, ...] = ()
+        if verdict != "skip":
+            lesson = self._field(
+                prompt + label(labels.lesson), "lesson", usage, pr_text, check_language=True
+            )
+            lessons = (lesson,) if lesson and lesson.rstrip("。.") != labels.none else ()
+
+        body = _grounded(
+            CardBody(
+                headline=headline,
+                verdict=verdict,
+                minutes=reading_minutes(verdict, facts),
+                summary=self._summary(said, verdict, facts, focus),
+                focus=focus,
+                lessons=lessons,
+                follow_ups=tuple(prompts.follow_ups(facts, self.lang)),
+            ),
+            Evidence.of(pr, diffs),
+        )
+        return Card(
+            pr=pr,
+            facts=facts,
+            body=body,
+            coverage=Coverage(
+                files_total=len(pr.files),
+                files_whole=packed.coverage_whole,
+                files_clipped=packed.coverage_clipped,
+                files_left_out=packed.left_out,
+                prompt_tokens=self.backend.count_tokens(prompt),
+                context_size=self.backend.context_size,
+                view=self.style,
+            ),
+            model=self.backend.info,
+            timing=Timing(
+                usage.prompt_tokens, usage.evaluated, usage.completion, round(usage.seconds, 3)
+            ),
+            lang=self.lang,
+        )
+
+    def _summary(self, said: str, verdict: Verdict, facts: Facts, focus: tuple[Focus, ...]) -> str:
+        """Why the verdict (facts), what the change does (model), where to start (facts)."""
+        sentences = [prompts.verdict_sentence(verdict, facts, self.lang)]
+        if said:
+            sentences.append(
+                said
+                if said.endswith(("。", ".", "！", "!"))
+                else said + ("。" if self.lang == "zh" else ".")
+            )
+        if focus and focus[0].path not in said and (focus[0].symbol or "\0") not in said:
+            sentences.append(prompts.pointer_sentence(focus[0].path, focus[0].symbol, self.lang))
+        return ("" if self.lang == "zh" else " ").join(sentences)
+
+
+def _grounded(body: CardBody, evidence: Evidence) -> CardBody:
+    """The body with every name the PR does not contain repaired or removed, and counted."""
+    removed = 0
+
+    def ground(text: str) -> str:
+        nonlocal removed
+        fixed, count = ground_text(text, evidence)
+        removed += count
+        return fixed
+
+    return CardBody(
+        headline=ground(body.headline),
+        verdict=body.verdict,
+        minutes=body.minutes,
+        summary=ground(body.summary),
+        focus=tuple(Focus(item.path, ground(item.why), item.symbol) for item in body.focus),
+        lessons=tuple(text for text in map(ground, body.lessons) if text),
+        follow_ups=tuple(text for text in map(ground, body.follow_ups) if text),
+        ungrounded_removed=removed,
+    )

@@ -1,0 +1,304 @@
+"""The command line: parse, resolve settings once, call the library, render. The only typer import."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from prsum import render
+from prsum.config import Settings, resolve_settings
+from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError
+from prsum.llm.models import find_local_models, resolve_model
+from prsum.output import write_atomically
+from prsum.pipeline import Summarizer, list_prs
+from prsum.types import Card, CardFailure, Discovery, RangeReport
+
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="prsum",
+    help="Offline pull-request summarizer: one evaluative card per merged PR, from a local git clone, "
+    "written by a local GGUF model. No network, ever.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(str, Enum):
+    terminal = "terminal"
+    md = "md"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class Lang(str, Enum):
+    zh = "zh"
+    en = "en"
+
+
+class Style(str, Enum):
+    auto = "auto"
+    digest = "digest"
+    diff = "diff"
+
+
+RepoOption = Annotated[
+    Path | None,
+    typer.Option("--repo", help="The git clone to read. [default: current folder; env PRSUM_REPO]"),
+]
+ModelOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--model",
+        help="A .gguf model file. [default: PRSUM_MODEL, [tool.prsum] model, then the embedded model]",
+    ),
+]
+LangOption = Annotated[
+    Lang | None, typer.Option("--lang", help="Language of the cards. [default: zh]")
+]
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format", "-f", help="Output format. [default: terminal on a TTY, md otherwise]"
+    ),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write to this file (atomically) instead of stdout."),
+]
+CtxOption = Annotated[
+    int | None,
+    typer.Option("--ctx", help="Cap on the model's context, in tokens. [default: 4096]", min=512),
+]
+ThreadsOption = Annotated[
+    int | None, typer.Option("--threads", help="CPU threads. [default: all cores]", min=1)
+]
+BotsOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-bots", help="Also write cards for direct commits by bots (`...[bot]`)."
+    ),
+]
+StyleOption = Annotated[
+    Style | None,
+    typer.Option(
+        "--prompt-style",
+        help="What the model is shown of each file: `digest` (changed definitions), `diff` (the packed diff), "
+        "or `auto` (digest for models under 1 GiB). [default: auto]",
+    ),
+]
+DebugOption = Annotated[
+    bool, typer.Option("--debug", help="Show tracebacks and llama.cpp's own log.")
+]
+
+
+def _settings(**flags: Any) -> Settings:
+    given = {
+        name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
+    }
+    given = {name: value for name, value in given.items() if value not in (None, False)}
+    return resolve_settings(given)
+
+
+@contextmanager
+def _errors_to_exit(debug: bool) -> Iterator[None]:
+    """One line on stderr and the error's exit code; a traceback only with --debug."""
+    if debug:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    try:
+        yield
+    except PrsumError as exc:
+        if debug:
+            raise
+        typer.echo(f"prsum: error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _chosen_format(fmt: OutputFormat | None, output: Path | None) -> OutputFormat:
+    if fmt is not None:
+        return fmt
+    return OutputFormat.terminal if output is None and sys.stdout.isatty() else OutputFormat.md
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomically(output, text)
+
+
+def _write_cards(
+    summarizer: Summarizer, discovery: Discovery, fmt: OutputFormat, output: Path | None
+) -> int:
+    """Write a card per entry, render them, and return the exit code. Ctrl-C keeps finished cards."""
+    from prsum.render.terminal import ProgressDisplay, print_report
+
+    summarizer.load()
+    cards: list[Card] = []
+    failures: list[CardFailure] = []
+    interrupted = False
+    stream_lines = fmt is OutputFormat.jsonl and output is None
+    progress = ProgressDisplay(_console(stderr=True), len(discovery.entries))
+    try:
+        with progress.shown():
+            for result in summarizer.cards(discovery.entries, progress.update):
+                if isinstance(result, CardFailure):
+                    failures.append(result)
+                    continue
+                cards.append(result)
+                if stream_lines:
+                    _emit(render.cards_to_jsonl([result]), None)
+    except KeyboardInterrupt:
+        interrupted = True
+    report = RangeReport(
+        discovery, tuple(cards), tuple(failures), summarizer.settings.lang, interrupted
+    )
+    if fmt is OutputFormat.terminal and output is None:
+        print_report(report, _console())
+    elif not stream_lines:
+        text = {
+            OutputFormat.terminal: render.report_to_markdown,
+            OutputFormat.md: render.report_to_markdown,
+            OutputFormat.json: render.report_to_json,
+            OutputFormat.jsonl: lambda r: render.cards_to_jsonl(r.cards),
+        }[fmt](report)
+        _emit(text, output)
+    if discovery.bot_commits and fmt is not OutputFormat.terminal:
+        typer.echo(
+            f"prsum: skipped {len(discovery.bot_commits)} direct commits by bots (--include-bots to keep them)",
+            err=True,
+        )
+    for failure in failures:
+        typer.echo(f"prsum: error: {failure.pr.label}: {failure.message}", err=True)
+    if interrupted:
+        typer.echo(f"prsum: interrupted: {len(cards)} finished cards were written", err=True)
+        return EXIT_INTERRUPTED
+    return EXIT_PARTIAL if failures else EXIT_OK
+
+
+@app.command("range")
+def range_command(
+    rev_range: Annotated[
+        str,
+        typer.Argument(
+            metavar="A..B", help="Revision range, e.g. v1.2..v1.3 (B alone: all history up to B)."
+        ),
+    ],
+    repo: RepoOption = None,
+    model: ModelOption = None,
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
+    ctx: CtxOption = None,
+    threads: ThreadsOption = None,
+    include_bots: BotsOption = False,
+    prompt_style: StyleOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Write a card for every PR merged along the first-parent line of A..B."""
+    with _errors_to_exit(debug):
+        settings = _settings(
+            repo=repo,
+            model=model,
+            lang=lang,
+            ctx=ctx,
+            threads=threads,
+            include_bots=include_bots,
+            prompt_style=prompt_style,
+        )
+        summarizer = Summarizer(settings)
+        discovery = summarizer.discover(rev_range)
+        code = _write_cards(summarizer, discovery, _chosen_format(fmt, output), output)
+    raise typer.Exit(code)
+
+
+@app.command("show")
+def show_command(
+    rev: Annotated[str, typer.Argument(metavar="REV", help="One PR: a sha, a tag, or #N.")],
+    repo: RepoOption = None,
+    model: ModelOption = None,
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
+    ctx: CtxOption = None,
+    threads: ThreadsOption = None,
+    prompt_style: StyleOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Write the card of one PR."""
+    with _errors_to_exit(debug):
+        settings = _settings(
+            repo=repo, model=model, lang=lang, ctx=ctx, threads=threads, prompt_style=prompt_style
+        )
+        summarizer = Summarizer(settings)
+        pr = summarizer.history.find_pr(rev)
+        code = _write_cards(
+            summarizer, Discovery(rev, (pr,), (), ()), _chosen_format(fmt, output), output
+        )
+    raise typer.Exit(code)
+
+
+@app.command("list")
+def list_command(
+    rev_range: Annotated[
+        str, typer.Argument(metavar="A..B", help="Revision range, e.g. v1.2..v1.3.")
+    ],
+    repo: RepoOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
+    include_bots: BotsOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
+    from prsum.render.terminal import print_discovery
+
+    with _errors_to_exit(debug):
+        discovery = list_prs(_settings(repo=repo, include_bots=include_bots), rev_range)
+        chosen = _chosen_format(fmt, output)
+        if chosen is OutputFormat.terminal and output is None:
+            print_discovery(discovery, _console())
+        elif chosen in (OutputFormat.json, OutputFormat.jsonl):
+            _emit(render.discovery_to_json(discovery), output)
+        else:
+            _emit(render.discovery_to_markdown(discovery), output)
+
+
+@app.command("models")
+def models_command(
+    repo: RepoOption = None,
+    model: ModelOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Say which model a run would use and why, and list the GGUF files found locally."""
+    from prsum.render.terminal import print_models
+
+    with _errors_to_exit(debug):
+        settings = _settings(repo=repo, model=model)
+        chosen, problem = None, None
+        try:
+            resolved = resolve_model(settings)
+            chosen = (resolved.path, resolved.reason)
+        except PrsumError as exc:
+            problem = str(exc)
+        print_models(chosen, problem, find_local_models(settings), _console())
+        if problem is not None:
+            raise typer.Exit(2)
+
+
+def main() -> None:
+    app()

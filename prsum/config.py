@@ -1,0 +1,156 @@
+"""Settings, resolved once: flag > PRSUM_* environment > [tool.prsum] in the target repo > default."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from prsum.errors import ConfigError
+from prsum.types import Language
+
+Source = Literal["flag", "env", "pyproject", "default"]
+PromptStyleSetting = Literal["auto", "digest", "diff"]
+PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
+LANGUAGES: tuple[Language, ...] = ("zh", "en")
+DEFAULT_CONTEXT = 4096
+MIN_CONTEXT = 512
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know, with where each value came from."""
+
+    repo: Path
+    model: Path | None
+    lang: Language
+    ctx: int
+    threads: int
+    include_bots: bool
+    prompt_style: PromptStyleSetting
+    cache_dir: Path
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+
+def _to_language(value: Any) -> Language:
+    text = str(value).strip().lower()
+    if text not in LANGUAGES:
+        raise ConfigError(f"unknown language {value!r}: choose one of {', '.join(LANGUAGES)}")
+    return text  # type: ignore[return-value]
+
+
+def _to_prompt_style(value: Any) -> PromptStyleSetting:
+    text = str(value).strip().lower()
+    if text not in PROMPT_STYLES:
+        raise ConfigError(
+            f"unknown prompt style {value!r}: choose one of {', '.join(PROMPT_STYLES)}"
+        )
+    return text  # type: ignore[return-value]
+
+
+def _to_positive_int(minimum: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"expected a whole number, got {value!r}") from None
+        if number < minimum:
+            raise ConfigError(f"expected a number of at least {minimum}, got {number}")
+        return number
+
+    return convert
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"expected true or false, got {value!r}")
+
+
+def read_pyproject_table(repo: Path) -> dict[str, Any]:
+    """The `[tool.prsum]` table of the target repo's pyproject.toml, or {} when there is none."""
+    pyproject = repo / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read [tool.prsum] from {pyproject}: {exc}") from None
+    table = data.get("tool", {}).get("prsum", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.prsum] in {pyproject} is not a table")
+    return table
+
+
+def default_threads() -> int:
+    """All cores: llama.cpp's own default is half of them, which halves prefill speed here."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def user_cache_dir(env: Mapping[str, str]) -> Path:
+    """Where prsum keeps the assembled default model and model hashes."""
+    if env.get("PRSUM_CACHE_DIR"):
+        return Path(env["PRSUM_CACHE_DIR"]).expanduser()
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "prsum"
+
+
+def resolve_settings(
+    flags: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Resolve every setting once. `flags` holds only the options the user gave (None = not given)."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    sources: dict[str, Source] = {}
+
+    repo_value = flags.get("repo") or env.get("PRSUM_REPO")
+    repo = Path(repo_value).expanduser() if repo_value else cwd
+    repo = repo if repo.is_absolute() else (cwd / repo)
+    sources["repo"] = "flag" if flags.get("repo") else ("env" if repo_value else "default")
+    table = read_pyproject_table(repo) if repo.is_dir() else {}
+
+    def pick(name: str, convert: Callable[[Any], Any], default: Any) -> Any:
+        if flags.get(name) is not None:
+            sources[name] = "flag"
+            raw, where = flags[name], f"--{name}"
+        elif env.get(f"PRSUM_{name.upper()}"):
+            sources[name] = "env"
+            raw, where = env[f"PRSUM_{name.upper()}"], f"PRSUM_{name.upper()}"
+        elif name in table:
+            sources[name] = "pyproject"
+            raw, where = table[name], f"[tool.prsum] {name}"
+        else:
+            sources[name] = "default"
+            return default
+        try:
+            return convert(raw)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+    def model_path(value: Any) -> Path:
+        # A model named in the target repo's pyproject.toml is relative to that repo.
+        path = Path(os.path.expanduser(str(value)))
+        base = repo if sources["model"] == "pyproject" else cwd
+        return path if path.is_absolute() else base / path
+
+    return Settings(
+        repo=repo,
+        model=pick("model", model_path, None),
+        lang=pick("lang", _to_language, "zh"),
+        ctx=pick("ctx", _to_positive_int(MIN_CONTEXT), DEFAULT_CONTEXT),
+        threads=pick("threads", _to_positive_int(1), default_threads()),
+        include_bots=pick("include_bots", _to_bool, False),
+        prompt_style=pick("prompt_style", _to_prompt_style, "auto"),
+        cache_dir=user_cache_dir(env),
+        sources=sources,
+    )

@@ -1,0 +1,115 @@
+"""Facts about a PR that need no model: category, breaking signals, tests, TODOs, new options."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from prsum.filekinds import file_kind
+from prsum.types import Breaking, Category, Facts, FileDiff, PullRequest
+
+_BREAKING_MARKERS = re.compile(r"BREAKING[ -]CHANGE|💥|^\w+(\([^)]*\))?!:", re.MULTILINE)
+_TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b")
+_NEW_OPTION = re.compile(r"""["'](--[a-z][a-z0-9-]+)["']""")
+_VERSION_TITLE = re.compile(r"(release|version)\s+v?\d+\.\d+", re.IGNORECASE)
+_DEPS_TITLE = re.compile(r"^(\W+\s*)?(bump|upgrade|update)\b.*\b(to|from)\b.*\d", re.IGNORECASE)
+_DEPS_EMOJI = ("⬆", "⬇", "📌", "➕", "➖")
+
+# Title words and gitmoji that name a category, checked in this order.
+_TITLE_CATEGORIES: tuple[tuple[Category, re.Pattern[str]], ...] = (
+    ("revert", re.compile(r"^(⏪\s*)?revert\b", re.IGNORECASE)),
+    ("fix", re.compile(r"🐛|🚑|\b(fix(es|ed)?|bug|crash|regression|correct)\b", re.IGNORECASE)),
+    ("perf", re.compile(r"⚡|\b(perf|optimi[sz]e|faster|speed)\b", re.IGNORECASE)),
+    (
+        "refactor",
+        re.compile(r"♻|🎨|\b(refactor|streamline|clean ?up|simplif(y|ies))\b", re.IGNORECASE),
+    ),
+    (
+        "feature",
+        re.compile(r"✨|💥|\b(add|adds|added|new|support|introduce|allow|enable)\b", re.IGNORECASE),
+    ),
+)
+
+
+def _added_lines(diffs: Iterable[FileDiff]) -> Iterable[tuple[str, str]]:
+    for diff in diffs:
+        for line in diff.patch.splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                yield diff.path, line[1:]
+
+
+def categorize(pr: PullRequest, kinds: list[str]) -> Category:
+    """The PR's category from its title, author and the kinds of files it touches."""
+    title = pr.title
+    bot = any(author.endswith("[bot]") for author in pr.authors[:1])
+    if title.lower().startswith("revert") or title.startswith("⏪"):
+        return "revert"
+    if _VERSION_TITLE.search(title) or title.startswith("🔖"):
+        return "release"
+    if kinds and all(kind == "lock" for kind in kinds):
+        return "deps"
+    if (
+        title.startswith(_DEPS_EMOJI)
+        or _DEPS_TITLE.search(title)
+        or (bot and "bump" in title.lower())
+    ):
+        return "deps"
+    if kinds and all(kind == "ci" for kind in kinds):
+        return "ci"
+    if kinds and all(kind == "docs" for kind in kinds):
+        return "docs"
+    if kinds and all(kind == "test" for kind in kinds):
+        return "test"
+    for category, pattern in _TITLE_CATEGORIES:
+        if pattern.search(title):
+            return category
+    if title.startswith(("📝", "✏")):
+        return "docs"
+    if title.startswith("👷"):
+        return "ci"
+    return "chore"
+
+
+def breaking_signal(pr: PullRequest) -> Breaking:
+    match = _BREAKING_MARKERS.search(pr.message) or _BREAKING_MARKERS.search(pr.title)
+    if match:
+        return Breaking(True, f"marked {match.group(0).strip()!r} in the message")
+    return Breaking(False)
+
+
+def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
+    kinds = [file_kind(change.path) for change in pr.files]
+    added = list(_added_lines(diffs))
+    todos = tuple(
+        dict.fromkeys(f"{path}: {text.strip()[:120]}" for path, text in added if _TODO.search(text))
+    )
+    options = tuple(
+        dict.fromkeys(
+            match.group(1)
+            for path, text in added
+            if file_kind(path) == "source"
+            for match in _NEW_OPTION.finditer(text)
+        )
+    )
+    source_lines = sum(
+        change.added + change.deleted
+        for change, kind in zip(pr.files, kinds, strict=True)
+        if kind == "source"
+    )
+    return Facts(
+        category=categorize(pr, kinds),
+        breaking=breaking_signal(pr),
+        tests_touched=any(kind == "test" for kind in kinds),
+        docs_only=bool(kinds) and all(kind == "docs" for kind in kinds),
+        generated_or_vendored=tuple(
+            change.path
+            for change, kind in zip(pr.files, kinds, strict=True)
+            if kind in ("lock", "vendored")
+        ),
+        todos_added=todos[:10],
+        new_options=options[:10],
+        files_changed=len(pr.files),
+        lines_added=pr.added,
+        lines_deleted=pr.deleted,
+        source_lines_changed=source_lines,
+    )

@@ -1,0 +1,93 @@
+"""Hold a card to its PR: every path and code name it cites must occur in the diff or message."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from prsum.types import FileDiff, PullRequest
+
+_BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
+_BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w./:-]*")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything a card may cite: the PR's text and the names in it."""
+
+    text: str
+    paths: frozenset[str]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Evidence:
+        paths = {change.path for change in pr.files}
+        paths |= {change.old_path for change in pr.files if change.old_path}
+        text = "\n".join([pr.title, pr.message, *paths, *(diff.patch for diff in diffs)])
+        names = tuple(sorted(set(_IDENTIFIER.findall(text)) | paths))
+        return cls(text, frozenset(paths), names)
+
+    def knows(self, name: str) -> bool:
+        core = name.strip().rstrip("().,;:")
+        if not core:
+            return False
+        return core in self.paths or core in self.text or core.split("(")[0] in self.text
+
+    def nearest(self, name: str) -> str | None:
+        """The one real name close enough to be what the model meant, if there is exactly one."""
+        matches = difflib.get_close_matches(name, self.names, n=2, cutoff=0.88)
+        if len(matches) == 1 or (
+            matches and difflib.SequenceMatcher(None, name, matches[0]).ratio() >= 0.95
+        ):
+            return matches[0]
+        return None
+
+
+def ground_text(text: str, evidence: Evidence) -> tuple[str, int]:
+    """Repair or remove the names in `text` that the PR does not contain; count the removals."""
+    removed = 0
+
+    def fix_backticked(match: re.Match[str]) -> str:
+        nonlocal removed
+        name = match.group(1)
+        if evidence.knows(name):
+            return match.group(0)
+        repaired = evidence.nearest(name)
+        if repaired is not None:
+            return f"`{repaired}`"
+        removed += 1
+        return ""
+
+    def fix_bare_path(match: re.Match[str]) -> str:
+        nonlocal removed
+        path = match.group(1)
+        if evidence.knows(path):
+            return path
+        repaired = evidence.nearest(path)
+        if repaired is not None:
+            return repaired
+        removed += 1
+        return ""
+
+    text = _BACKTICKED.sub(fix_backticked, text)
+    text = _BARE_PATH.sub(fix_bare_path, text)
+    if removed:
+        text = _tidy(text)
+    return text, removed
+
+
+def _tidy(text: str) -> str:
+    """Clean the seams a removed name leaves: doubled spaces, empty brackets, stray separators."""
+    text = re.sub(r"[（(]\s*[、,，]?\s*[)）]", "", text)
+    text = re.sub(r"\s*[、,，]\s*(?=[、,，。.;；])", "", text)
+    text = re.sub(r"(?<=[、,，])\s*[、,，]", "", text)
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\s+([，。、；：,.;:])", r"\1", text)
+    return text.strip()
+
+
+def cited_names(text: str) -> list[str]:
+    """The names a text cites: backticked spans and bare paths."""
+    return [*_BACKTICKED.findall(text), *_BARE_PATH.findall(text)]

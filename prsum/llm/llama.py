@@ -1,0 +1,227 @@
+"""The embedded backend: a GGUF model run in-process by llama-cpp-python (its only import)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import logging
+import math
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prsum.errors import GenerationError, ModelError
+from prsum.llm import Completion
+from prsum.types import ModelInfo
+
+SEED = 42
+# Small models loop ("X, X, X, ..."); a mild penalty on recent tokens breaks the loop.
+REPEAT_PENALTY = 1.3
+_log = logging.getLogger("prsum.llama")
+
+
+def _cpu_has_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            return any(line.startswith("flags") and "amx_int8" in line.split() for line in cpuinfo)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _without_amx_repacking() -> Iterator[None]:
+    """Load weights without llama.cpp's extra (repacked) buffers on AMX CPUs.
+
+    ggml's AMX matmul segfaults on the first decode with Q4_K_M weights on some Sapphire
+    Rapids machines (ggml-org/llama.cpp#20824, seen here with llama-cpp-python 0.3.36).
+    Llama() takes no parameter for it, so the default model parameters are adjusted for the
+    duration of the load only.
+    """
+    import llama_cpp.llama_cpp as bindings
+
+    if not _cpu_has_amx():
+        yield
+        return
+    original = bindings.llama_model_default_params
+
+    def defaults_without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = defaults_without_extra_buffers
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = original
+
+
+def _install_log_callback() -> None:
+    """Send llama.cpp's C-level log lines to Python logging instead of straight to stderr."""
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        _log.debug(text.decode("utf-8", errors="replace").rstrip())
+
+    _install_log_callback.keep = forward  # type: ignore[attr-defined]  # ctypes must keep it alive
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+
+
+class LlamaBackend:
+    """Loads the vocabulary first (exact token counts, fast) and the weights on first generation."""
+
+    def __init__(self, path: Path, *, ctx_cap: int, threads: int, sha256: str) -> None:
+        self._path = path
+        self._ctx_cap = ctx_cap
+        self._threads = threads
+        self._sha256 = sha256
+        self._vocab: Any = None
+        self._model: Any = None
+
+    def _load(self, vocab_only: bool) -> Any:
+        import llama_cpp
+
+        _install_log_callback()
+        try:
+            with _without_amx_repacking():
+                return llama_cpp.Llama(
+                    model_path=str(self._path),
+                    vocab_only=vocab_only,
+                    n_ctx=64 if vocab_only else self.context_size,
+                    n_batch=512,
+                    n_threads=self._threads,
+                    n_threads_batch=self._threads,
+                    flash_attn=True,
+                    # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
+                    swa_full=True,
+                    seed=SEED,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp cannot load {self._path}: {exc}; is the file complete?"
+            ) from None
+
+    @property
+    def _tokenizer(self) -> Any:
+        if self._model is not None:
+            return self._model
+        if self._vocab is None:
+            self._vocab = self._load(vocab_only=True)
+        return self._vocab
+
+    @property
+    def _llama(self) -> Any:
+        if self._model is None:
+            self._model = self._load(vocab_only=False)
+            self._vocab = None
+        return self._model
+
+    @functools.cached_property
+    def context_size(self) -> int:
+        """The model's trained context, capped by the user's --ctx."""
+        metadata = self._tokenizer.metadata
+        architecture = metadata.get("general.architecture", "")
+        trained = int(metadata.get(f"{architecture}.context_length", 0) or 0)
+        return min(trained, self._ctx_cap) if trained > 0 else self._ctx_cap
+
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo(file=self._path.name, sha256=self._sha256, backend="llama")
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+
+    def _continuation(self, text: str) -> list[int]:
+        """Tokens of `text` as it continues a prompt (no BOS)."""
+        return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._continuation(text))
+
+    def _reused_prefix(self, tokens: Sequence[int]) -> int:
+        cached = self._llama.input_ids[: self._llama.n_tokens]
+        shared = 0
+        for old, new in zip(cached, tokens, strict=False):
+            if old != new:
+                break
+            shared += 1
+        return shared
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        stop: Sequence[str],
+        grammar: str | None = None,
+        banned_starts: Sequence[str] = (),
+    ) -> Completion:
+        import llama_cpp
+
+        tokens = self.tokenize(prompt)
+        room = self.context_size - len(tokens)
+        if room < 1:
+            raise GenerationError(
+                f"prompt of {len(tokens)} tokens does not fit the {self.context_size}-token context"
+            )
+        reused = self._reused_prefix(tokens)
+        banned = {pieces[0]: -1e4 for pieces in map(self._continuation, banned_starts) if pieces}
+        started = time.perf_counter()
+        try:
+            result = self._llama.create_completion(
+                prompt=tokens,
+                max_tokens=min(max_tokens, room),
+                temperature=0.0,
+                top_k=1,
+                repeat_penalty=REPEAT_PENALTY,
+                seed=SEED,
+                stop=list(stop),
+                logit_bias=banned or None,
+                grammar=llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+                if grammar
+                else None,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise GenerationError(f"the model failed to generate: {exc}") from None
+        usage = result["usage"]
+        return Completion(
+            text=result["choices"][0]["text"],
+            prompt_tokens=int(usage["prompt_tokens"]),
+            prompt_tokens_evaluated=len(tokens) - min(reused, len(tokens) - 1),
+            completion_tokens=int(usage["completion_tokens"]),
+            seconds=time.perf_counter() - started,
+        )
+
+    def _last_logprobs(self) -> np.ndarray:
+        import llama_cpp
+
+        llama = self._llama
+        pointer = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(llama.n_vocab(),)).astype(np.float64)
+        peak = logits.max()
+        return logits - peak - math.log(np.exp(logits - peak).sum())
+
+    def score(self, prompt: str, options: Sequence[str]) -> list[float]:
+        llama = self._llama
+        tokens = self.tokenize(prompt)
+        reused = min(self._reused_prefix(tokens), len(tokens) - 1)
+        # Evaluate only what the KV cache lacks; the last prompt token yields the first logits.
+        llama.n_tokens = reused
+        llama.eval(tokens[reused:])
+        base = llama.n_tokens
+        scores = []
+        for option in options:
+            llama.n_tokens = base
+            total = 0.0
+            for token in self._continuation(option):
+                total += float(self._last_logprobs()[token])
+                llama.eval([token])
+            scores.append(total)
+        llama.n_tokens = base
+        return scores

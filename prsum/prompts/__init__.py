@@ -1,0 +1,298 @@
+"""Completion prompts for a base model, and the sentences our code writes around its answers.
+
+A prompt is a frame (instructions and worked examples, package files that are byte-identical
+for every PR of a run, so llama.cpp's KV cache keeps them between cards), then the PR, then
+the card so far. The model writes one field at a time: the prompt ends with the field's label
+and generation stops at the end of the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+
+from prsum.digest import FileDigest
+from prsum.types import Category, Facts, FileChange, Language, PullRequest, Verdict
+
+# Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
+PROMPT_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Labels:
+    """The words of one language's prompt layout; they must match its frame file."""
+
+    pull_request: str
+    card: str
+    changes: str
+    diff: str
+    title: str
+    authors: str
+    facts: str
+    headline: str
+    verdict: str
+    summary: str
+    lesson: str
+    colon: str
+    none: str
+    verdicts: dict[Verdict, str]
+
+
+LABELS: dict[Language, Labels] = {
+    "zh": Labels(
+        pull_request="合并请求",
+        card="卡片",
+        changes="改动",
+        diff="差异",
+        title="标题",
+        authors="作者",
+        facts="事实",
+        headline="概括",
+        verdict="结论",
+        summary="摘要",
+        lesson="收获",
+        colon="：",
+        none="无",
+        verdicts={"deep": "精读", "skim": "浏览", "skip": "跳过"},
+    ),
+    "en": Labels(
+        pull_request="Pull request",
+        card="Card",
+        changes="Changes",
+        diff="Diff",
+        title="Title",
+        authors="Authors",
+        facts="Facts",
+        headline="Headline",
+        verdict="Verdict",
+        summary="Summary",
+        lesson="Lesson",
+        colon=": ",
+        none="none",
+        verdicts={"deep": "deep", "skim": "skim", "skip": "skip"},
+    ),
+}
+
+CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
+    "zh": {
+        "feature": "新功能",
+        "fix": "修复",
+        "perf": "性能改进",
+        "refactor": "重构",
+        "docs": "文档更新",
+        "test": "测试调整",
+        "ci": "CI 配置调整",
+        "deps": "依赖升级",
+        "release": "版本发布",
+        "revert": "回退",
+        "chore": "杂项维护",
+    },
+    "en": {
+        "feature": "New feature",
+        "fix": "Fix",
+        "perf": "Performance",
+        "refactor": "Refactor",
+        "docs": "Docs",
+        "test": "Tests",
+        "ci": "CI",
+        "deps": "Dependency bump",
+        "release": "Release",
+        "revert": "Revert",
+        "chore": "Maintenance",
+    },
+}
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
+_DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
+
+
+def frame(lang: Language) -> str:
+    """The instructions and worked examples that open every prompt in `lang`."""
+    text = files("prsum.prompts").joinpath(f"{lang}.txt").read_text(encoding="utf-8")
+    return text.rstrip() + "\n\n"
+
+
+def label(lang: Language, name: str) -> str:
+    """`name` followed by the language's colon, as a field starts in the card."""
+    return f"{name}{LABELS[lang].colon}"
+
+
+def facts_line(facts: Facts, lang: Language) -> str:
+    """The one-line summary of deterministic facts shown to the model."""
+    if lang == "zh":
+        parts = [
+            f"类别 {facts.category}",
+            f"{facts.files_changed} 个文件，+{facts.lines_added} −{facts.lines_deleted}",
+            "改了测试" if facts.tests_touched else "没有改测试",
+        ]
+        if facts.breaking.is_breaking:
+            parts.append("破坏性变更")
+        return "；".join(parts)
+    noun = "file" if facts.files_changed == 1 else "files"
+    parts = [
+        f"category {facts.category}",
+        f"{facts.files_changed} {noun}, +{facts.lines_added} -{facts.lines_deleted}",
+        "tests touched" if facts.tests_touched else "tests not touched",
+    ]
+    if facts.breaking.is_breaking:
+        parts.append("breaking change")
+    return "; ".join(parts)
+
+
+def change_line(change: FileChange, digest: FileDigest | None, lang: Language) -> str:
+    """One file of the PR with the definitions it adds and changes, as in the examples."""
+
+    def names(items: tuple[str, ...]) -> str:
+        return ("、" if lang == "zh" else ", ").join(f"`{item}`" for item in items)
+
+    if lang == "zh":
+        head = f"- {change.path}（{change.status}，+{change.added} −{change.deleted}）"
+        parts = []
+        if digest and digest.added:
+            parts.append(f"新增 {names(digest.added)}")
+        if digest and digest.changed:
+            parts.append(f"修改 {names(digest.changed)}")
+        return head + ("：" + "；".join(parts) if parts else "")
+    head = f"- {change.path} ({change.status}, +{change.added} -{change.deleted})"
+    parts = []
+    if digest and digest.added:
+        parts.append(f"adds {names(digest.added)}")
+    if digest and digest.changed:
+        parts.append(f"changes {names(digest.changed)}")
+    return head + (": " + "; ".join(parts) if parts else "")
+
+
+def more_files_line(count: int, lang: Language) -> str:
+    return f"- …（另有 {count} 个文件）" if lang == "zh" else f"- … ({count} more files)"
+
+
+def pr_block(
+    pr: PullRequest, facts: Facts, change_lines: list[str], diff_text: str | None, lang: Language
+) -> str:
+    """The PR section of the prompt, laid out like the examples, ending at the card heading.
+
+    Title and facts come last, nearest to the card: a small model leans on what is closest.
+    """
+    labels = LABELS[lang]
+    number = f"#{pr.number}" if pr.number is not None else pr.sha[:7]
+    lines = [
+        f"### {labels.pull_request} {number}",
+        label(lang, labels.changes).rstrip(),
+        *change_lines,
+    ]
+    if diff_text is not None:
+        lines += [label(lang, labels.diff).rstrip(), "<diff>", diff_text.rstrip("\n"), "</diff>"]
+    lines += [
+        label(lang, labels.title) + pr.title,
+        label(lang, labels.authors) + ", ".join(pr.authors),
+        label(lang, labels.facts) + facts_line(facts, lang),
+        f"### {labels.card}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: Language) -> str:
+    """A plain headline from facts, for when the model gives nothing usable."""
+    word = CATEGORY_WORDS[lang][facts.category]
+    version = _VERSION.search(pr.title)
+    if lang == "zh":
+        if facts.category == "release" and version:
+            return f"发布 {version.group(0)} 版本"
+        where = f"`{symbol}` 等" if symbol else ""
+        return f"{word}：改动{where} {facts.files_changed} 个文件"
+    return f"{word}: {_DECORATION.sub('', pr.title)}"
+
+
+_CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
+    "zh": {
+        "feature": "新功能",
+        "fix": "缺陷修复",
+        "perf": "性能改进",
+        "refactor": "重构",
+        "docs": "只改了文档",
+        "test": "只改了测试",
+        "ci": "只改了 CI 配置",
+        "deps": "依赖的例行升级",
+        "release": "版本号与发布说明的例行更新",
+        "revert": "回退之前的改动",
+        "chore": "日常维护",
+    },
+    "en": {
+        "feature": "A new feature",
+        "fix": "A bug fix",
+        "perf": "A performance change",
+        "refactor": "A refactor",
+        "docs": "Docs only",
+        "test": "Tests only",
+        "ci": "CI configuration only",
+        "deps": "A routine dependency bump",
+        "release": "A routine version and changelog update",
+        "revert": "A revert of earlier work",
+        "chore": "Maintenance",
+    },
+}
+
+
+def verdict_sentence(verdict: Verdict, facts: Facts, lang: Language) -> str:
+    """Why the verdict, from facts: the opening of every summary."""
+    lines = facts.source_lines_changed
+    if lang == "zh":
+        scale = {
+            "skip": "，没有需要细读的逻辑",
+            "skim": f"，改动 {lines} 行源码，范围不大",
+            "deep": f"，改动 {lines} 行源码，触及核心逻辑",
+        }[verdict]
+        breaking = "，而且是破坏性变更" if facts.breaking.is_breaking else ""
+        return f"{_CATEGORY_PHRASES['zh'][facts.category]}{scale}{breaking}。"
+    scale = {
+        "skip": ", with no logic that needs a close read",
+        "skim": f", {lines} source lines, limited in scope",
+        "deep": f", {lines} source lines that reach core logic",
+    }[verdict]
+    breaking = ", and a breaking change" if facts.breaking.is_breaking else ""
+    return f"{_CATEGORY_PHRASES['en'][facts.category]}{scale}{breaking}."
+
+
+def pointer_sentence(path: str, symbol: str | None, lang: Language) -> str:
+    """Where to start reading."""
+    if lang == "zh":
+        return f"建议先读 `{path}` 中的 `{symbol}`。" if symbol else f"建议先读 `{path}`。"
+    return f"Start with `{symbol}` in `{path}`." if symbol else f"Start with `{path}`."
+
+
+def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
+    """Why a place is worth reading first, from what its diff adds and changes."""
+    if lang == "zh":
+        if digest.added:
+            return f"新增 {'、'.join(f'`{name}`' for name in digest.added)}（+{change.added} −{change.deleted}）"
+        return f"改动最集中的地方（+{change.added} −{change.deleted}）"
+    if digest.added:
+        return f"adds {', '.join(f'`{name}`' for name in digest.added)} (+{change.added} -{change.deleted})"
+    return f"where most of the change is (+{change.added} -{change.deleted})"
+
+
+def follow_ups(facts: Facts, lang: Language) -> list[str]:
+    """What is left to do, as measured facts show it."""
+    zh = lang == "zh"
+    items = []
+    if facts.breaking.is_breaking:
+        items.append(
+            "在发布说明中提醒依赖旧行为的用户。"
+            if zh
+            else "Warn users of the old behaviour in the release notes."
+        )
+    items.extend(
+        (f"处理新增的 {todo}" if zh else f"Resolve the new {todo}")
+        for todo in facts.todos_added[:2]
+    )
+    if (
+        facts.category in ("feature", "fix")
+        and facts.source_lines_changed
+        and not facts.tests_touched
+    ):
+        items.append(
+            "补上测试：这次行为变化没有测试保护。"
+            if zh
+            else "Add tests: this behaviour change is not pinned by any."
+        )
+    return items[:3]

@@ -1,0 +1,241 @@
+"""Turn result objects into text: JSON, JSON lines and Markdown here; the terminal in .terminal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from prsum.types import Card, Discovery, Language, OtherCommit, PullRequest, RangeReport
+
+CARD_SCHEMA = "prsum.card/1"
+RANGE_SCHEMA = "prsum.range/1"
+LIST_SCHEMA = "prsum.list/1"
+
+VERDICT_PHRASES: dict[Language, dict[str, str]] = {
+    "zh": {"deep": "值得精读", "skim": "值得快速浏览", "skip": "不必精读代码细节"},
+    "en": {
+        "deep": "Worth reading closely",
+        "skim": "Worth a quick read",
+        "skip": "No need to read the code",
+    },
+}
+
+
+def pr_to_dict(pr: PullRequest) -> dict[str, Any]:
+    return {
+        "number": pr.number,
+        "kind": pr.kind,
+        "sha": pr.sha,
+        "title": pr.title,
+        "authors": list(pr.authors),
+        "merged_at": pr.merged_at,
+        "files": [
+            {"path": f.path, "status": f.status, "added": f.added, "deleted": f.deleted}
+            for f in pr.files
+        ],
+    }
+
+
+def card_to_dict(card: Card) -> dict[str, Any]:
+    """A card as CARDS.md's JSON (`prsum.card/1`)."""
+    facts, body, coverage = card.facts, card.body, card.coverage
+    return {
+        "schema": CARD_SCHEMA,
+        "lang": card.lang,
+        "pr": pr_to_dict(card.pr),
+        "facts": {
+            "category": facts.category,
+            "breaking": {"value": facts.breaking.is_breaking, "why": facts.breaking.why},
+            "tests_touched": facts.tests_touched,
+            "docs_only": facts.docs_only,
+            "generated_or_vendored": list(facts.generated_or_vendored),
+            "todos_added": list(facts.todos_added),
+            "new_options": list(facts.new_options),
+            "size": {
+                "files": facts.files_changed,
+                "added": facts.lines_added,
+                "deleted": facts.lines_deleted,
+                "source_lines": facts.source_lines_changed,
+            },
+        },
+        "card": {
+            "headline": body.headline,
+            "verdict": body.verdict,
+            "minutes": body.minutes,
+            "summary": body.summary,
+            "focus": [{"path": f.path, "symbol": f.symbol, "why": f.why} for f in body.focus],
+            "lessons": list(body.lessons),
+            "follow_ups": list(body.follow_ups),
+            "ungrounded_removed": body.ungrounded_removed,
+        },
+        "coverage": {
+            "view": coverage.view,
+            "files_total": coverage.files_total,
+            "files_whole": list(coverage.files_whole),
+            "files_clipped": list(coverage.files_clipped),
+            "files_left_out": [
+                {"path": item.path, "reason": item.reason} for item in coverage.files_left_out
+            ],
+            "prompt_tokens": coverage.prompt_tokens,
+            "context_size": coverage.context_size,
+        },
+        "model": {
+            "file": card.model.file,
+            "sha256": card.model.sha256,
+            "backend": card.model.backend,
+        },
+        "timing": {
+            "prompt_tokens": card.timing.prompt_tokens,
+            "prompt_tokens_evaluated": card.timing.prompt_tokens_evaluated,
+            "completion_tokens": card.timing.completion_tokens,
+            "seconds": card.timing.seconds,
+        },
+    }
+
+
+def _other_to_dict(commit: OtherCommit) -> dict[str, str]:
+    return {
+        "sha": commit.sha,
+        "subject": commit.subject,
+        "author": commit.author,
+        "date": commit.date,
+    }
+
+
+def _skipped(discovery: Discovery) -> dict[str, Any]:
+    return {
+        "bot_commits": [_other_to_dict(c) for c in discovery.bot_commits],
+        "sync_merges": [_other_to_dict(c) for c in discovery.sync_merges],
+    }
+
+
+def report_to_json(report: RangeReport) -> str:
+    document = {
+        "schema": RANGE_SCHEMA,
+        "range": report.discovery.range_spec,
+        "complete": not report.interrupted,
+        "cards": [card_to_dict(card) for card in report.cards],
+        "failures": [
+            {"sha": f.pr.sha, "number": f.pr.number, "message": f.message} for f in report.failures
+        ],
+        "skipped": _skipped(report.discovery),
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def cards_to_jsonl(cards: Sequence[Card]) -> str:
+    return "".join(json.dumps(card_to_dict(card), ensure_ascii=False) + "\n" for card in cards)
+
+
+def discovery_to_json(discovery: Discovery) -> str:
+    document = {
+        "schema": LIST_SCHEMA,
+        "range": discovery.range_spec,
+        "prs": [pr_to_dict(pr) for pr in discovery.prs],
+        "direct_commits": [pr_to_dict(pr) for pr in discovery.direct_commits],
+        "skipped": _skipped(discovery),
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def sub_line(card: Card) -> str:
+    """`#N · sha · authors · N files · +a −d`, the card's identity line."""
+    pr = card.pr
+    parts = [f"#{pr.number}"] if pr.number is not None else []
+    noun = "file" if len(pr.files) == 1 else "files"
+    parts += [
+        pr.sha[:7],
+        ", ".join(pr.authors),
+        f"{len(pr.files)} {noun}",
+        f"+{pr.added} −{pr.deleted}",
+    ]
+    return " · ".join(parts)
+
+
+def verdict_opening(card: Card) -> str:
+    """`值得精读（约 20 分钟）` / `Worth reading closely (about 20 minutes)`."""
+    phrase = VERDICT_PHRASES[card.lang][card.body.verdict]
+    if card.body.verdict == "skip":
+        return phrase
+    if card.lang == "zh":
+        return f"{phrase}（约 {card.body.minutes} 分钟）"
+    return f"{phrase} (about {card.body.minutes} minutes)"
+
+
+def card_to_markdown(card: Card) -> str:
+    """One card in CARDS.md's layout, then its focus, lessons and follow-ups as a list."""
+    colon = "：" if card.lang == "zh" else ": "
+    lines = [
+        f"### {card.body.headline}",
+        f"<sub>{sub_line(card)}</sub>",
+        "",
+        f"{verdict_opening(card)}{colon}{card.body.summary}",
+    ]
+    words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
+    extras = [
+        f"- {words[0]}{colon}`{f.path}`" + (f" · `{f.symbol}`" if f.symbol else "") + f" — {f.why}"
+        for f in card.body.focus
+    ]
+    extras += [f"- {words[1]}{colon}{text}" for text in card.body.lessons]
+    extras += [f"- {words[2]}{colon}{text}" for text in card.body.follow_ups]
+    if extras:
+        lines += ["", *extras]
+    return "\n".join(lines) + "\n"
+
+
+def report_to_markdown(report: RangeReport) -> str:
+    """All cards, newest first, then what was not carded: failures, bot commits, branch syncs."""
+    zh = report.lang == "zh"
+    discovery = report.discovery
+    parts = [f"## prsum · {discovery.range_spec}\n"]
+    parts += [card_to_markdown(card) for card in report.cards]
+    notes = []
+    if report.interrupted:
+        notes.append(
+            "运行被中断，以上只是已完成的卡片。"
+            if zh
+            else "The run was interrupted; these are the cards finished so far."
+        )
+    for failure in report.failures:
+        notes.append(
+            f"{failure.pr.label}：{failure.message}"
+            if zh
+            else f"{failure.pr.label}: {failure.message}"
+        )
+    if discovery.bot_commits:
+        count = len(discovery.bot_commits)
+        notes.append(
+            f"跳过 {count} 个机器人直接提交。" if zh else f"Skipped {count} direct commits by bots."
+        )
+    for sync in discovery.sync_merges:
+        notes.append(
+            f"分支同步 {sync.sha[:7]}：{sync.subject}"
+            if zh
+            else f"Branch sync {sync.sha[:7]}: {sync.subject}"
+        )
+    if notes:
+        parts.append("---\n" + "\n".join(f"- {note}" for note in notes) + "\n")
+    return "\n".join(parts)
+
+
+def discovery_to_markdown(discovery: Discovery) -> str:
+    lines = [
+        f"## {discovery.range_spec}",
+        "",
+        "| PR | kind | sha | title | authors |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for entry in discovery.entries:
+        number = entry.label if entry.number is not None else "—"
+        title = entry.title.replace("|", "\\|")
+        lines.append(
+            f"| {number} | {entry.kind} | {entry.sha[:7]} | {title} | {', '.join(entry.authors)} |"
+        )
+    lines += [
+        "",
+        f"{len(discovery.bot_commits)} bot commits skipped, {len(discovery.sync_merges)} branch syncs.",
+    ]
+    for sync in discovery.sync_merges:
+        lines.append(f"- sync {sync.sha[:7]}: {sync.subject}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,131 @@
+"""Terminal output with rich (its only import): cards, tables, progress."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from prsum.render import sub_line, verdict_opening
+from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
+
+_VERDICT_STYLES = {"deep": "bold magenta", "skim": "bold cyan", "skip": "dim"}
+
+
+def _inline_code(text: str) -> Text:
+    """Text with `code spans` highlighted."""
+    result = Text()
+    for index, piece in enumerate(text.split("`")):
+        result.append(piece, style="bold yellow" if index % 2 else "")
+    return result
+
+
+def card_panel(card: Card) -> Panel:
+    body = card.body
+    colon = "：" if card.lang == "zh" else ": "
+    paragraph = Text(verdict_opening(card) + colon, style=_VERDICT_STYLES[body.verdict])
+    paragraph.append_text(_inline_code(body.summary))
+    parts: list[Text] = [Text(sub_line(card), style="dim"), paragraph]
+    words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
+    for focus in body.focus:
+        place = f"`{focus.path}`" + (f" `{focus.symbol}`" if focus.symbol else "")
+        parts.append(_inline_code(f"• {words[0]}{colon}{place} — {focus.why}"))
+    parts += [_inline_code(f"• {words[1]}{colon}{text}") for text in body.lessons]
+    parts += [_inline_code(f"• {words[2]}{colon}{text}") for text in body.follow_ups]
+    return Panel(
+        Group(*parts),
+        title=escape(body.headline),
+        title_align="left",
+        border_style=_VERDICT_STYLES[body.verdict],
+    )
+
+
+def print_report(report: RangeReport, console: Console) -> None:
+    for card in report.cards:
+        console.print(card_panel(card))
+    zh = report.lang == "zh"
+    for failure in report.failures:
+        console.print(f"[red]{escape(failure.pr.label)}[/red]: {escape(failure.message)}")
+    if report.discovery.bot_commits:
+        count = len(report.discovery.bot_commits)
+        console.print(
+            f"[dim]{'跳过' if zh else 'Skipped'} {count} {'个机器人直接提交' if zh else 'direct commits by bots'}[/dim]"
+        )
+    for sync in report.discovery.sync_merges:
+        console.print(
+            f"[dim]{'分支同步' if zh else 'Branch sync'} {sync.sha[:7]}: {escape(sync.subject)}[/dim]"
+        )
+
+
+def print_discovery(discovery: Discovery, console: Console) -> None:
+    table = Table(title=f"{discovery.range_spec}", title_justify="left")
+    for column in ("PR", "kind", "sha", "title", "authors", "files", "+/−"):
+        table.add_column(column, overflow="fold")
+    for entry in discovery.entries:
+        table.add_row(
+            entry.label if entry.number is not None else "—",
+            entry.kind,
+            entry.sha[:7],
+            escape(entry.title),
+            escape(", ".join(entry.authors)),
+            str(len(entry.files)),
+            f"+{entry.added} −{entry.deleted}",
+        )
+    console.print(table)
+    console.print(
+        f"{len(discovery.prs)} PRs, {len(discovery.direct_commits)} direct commits, "
+        f"{len(discovery.bot_commits)} bot commits skipped, {len(discovery.sync_merges)} branch syncs"
+    )
+
+
+def print_models(
+    chosen: tuple[Path, str] | None, problem: str | None, found: Sequence[Path], console: Console
+) -> None:
+    if chosen is not None:
+        console.print(
+            f"[bold]model[/bold]  {escape(str(chosen[0]))}\n[bold]why[/bold]    {escape(chosen[1])}"
+        )
+    if problem is not None:
+        console.print(f"[red]no usable model[/red]: {escape(problem)}")
+    console.print("[bold]local GGUF files[/bold]" + ("" if found else ": none found"))
+    for path in found:
+        console.print(f"  {escape(str(path))}")
+
+
+class ProgressDisplay:
+    """A progress bar on stderr while cards are written; silent when stderr is not a terminal."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        self._task = self._progress.add_task("cards", total=total)
+
+    def update(self, done: int, total: int, pr: PullRequest, result: Card | CardFailure) -> None:
+        self._progress.update(self._task, completed=done, description=f"cards · {pr.label}")
+
+    @contextmanager
+    def shown(self) -> Iterator[ProgressDisplay]:
+        with self._progress:
+            yield self

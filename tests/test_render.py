@@ -1,0 +1,52 @@
+"""Rendering: JSON that validates against prsum.card/1, Markdown in CARDS.md's layout."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+
+import jsonschema
+import pytest
+
+from prsum import render
+from prsum.types import Card, Discovery, RangeReport
+from tests.conftest import RepoBuilder
+from tests.fakes import FakeBackend
+from tests.test_cards import PARSER, write_card
+
+SCHEMA = json.loads(files("prsum").joinpath("schema/card.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def cards(repo: RepoBuilder) -> list[Card]:
+    repo.commit("✨ Add a parser (#10)\n\nCo-authored-by: Grace Hopper <grace@example.com>", {"src/parser.py": PARSER})
+    repo.commit("⬆ Bump requests (#11)", {"uv.lock": "requests==2.32\n"})
+    backend = FakeBackend(answers={"概括": ["新增文本解析函数", "升级锁文件"], "摘要": ["新增 `parse` 与 `render`。", "只改了锁文件。"], "Headline": ["A text parser"], "Summary": ["Adds `parse`."]})
+    return [write_card(repo, backend, rev="HEAD~1"), write_card(repo, backend, rev="HEAD"), write_card(repo, backend, lang="en", rev="HEAD~1")]
+
+
+def test_every_card_validates_against_the_schema(cards: list[Card]) -> None:
+    for card in cards:
+        jsonschema.validate(render.card_to_dict(card), SCHEMA)
+
+
+def test_markdown_follows_the_cards_layout(cards: list[Card]) -> None:
+    feature, bump, english = cards
+    lines = render.card_to_markdown(feature).splitlines()
+    assert lines[0] == f"### {feature.body.headline}"
+    assert re.fullmatch(r"<sub>#10 · [0-9a-f]{7} · Ada Lovelace, Grace Hopper · 1 file · \+6 −0</sub>", lines[1])
+    assert lines[2] == ""
+    assert lines[3].startswith(f"值得快速浏览（约 {feature.body.minutes} 分钟）：")
+    assert render.card_to_markdown(bump).splitlines()[3].startswith("不必精读代码细节：")
+    assert render.card_to_markdown(english).splitlines()[3].startswith(f"Worth a quick read (about {english.body.minutes} minutes): ")
+
+
+def test_range_json_lists_cards_and_what_was_skipped(cards: list[Card]) -> None:
+    discovery = Discovery("v0..main", tuple(card.pr for card in cards[:2]), (), ())
+    document = json.loads(render.report_to_json(RangeReport(discovery, tuple(cards[:2]), (), "zh")))
+    assert document["schema"] == "prsum.range/1" and document["complete"] is True
+    assert [card["pr"]["number"] for card in document["cards"]] == [10, 11]
+    assert document["skipped"] == {"bot_commits": [], "sync_merges": []}
+    lines = render.cards_to_jsonl(cards).splitlines()
+    assert [json.loads(line)["pr"]["number"] for line in lines] == [10, 11, 10]
