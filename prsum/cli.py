@@ -17,7 +17,7 @@ from prsum.config import Settings, resolve_settings
 from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError
 from prsum.llm.models import find_local_models, resolve_model
 from prsum.output import write_atomically
-from prsum.pipeline import Summarizer, list_prs
+from prsum.pipeline import Summarizer, estimate_diff_tokens, list_prs
 from prsum.types import Card, CardFailure, Discovery, RangeReport
 
 EXIT_INTERRUPTED = 130
@@ -120,6 +120,16 @@ def _errors_to_exit(debug: bool) -> Iterator[None]:
             raise
         typer.echo(f"prsum: error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if debug:
+            raise
+        typer.echo(
+            f"prsum: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            err=True,
+        )
+        raise typer.Exit(EXIT_PARTIAL) from None
 
 
 def _console(stderr: bool = False) -> Any:
@@ -262,20 +272,28 @@ def list_command(
     fmt: FormatOption = None,
     output: OutputOption = None,
     include_bots: BotsOption = False,
+    tokens: Annotated[
+        bool,
+        typer.Option(
+            "--tokens", help="Also estimate each diff's size in tokens (reads every patch)."
+        ),
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
     from prsum.render.terminal import print_discovery
 
     with _errors_to_exit(debug):
-        discovery = list_prs(_settings(repo=repo, include_bots=include_bots), rev_range)
+        settings = _settings(repo=repo, include_bots=include_bots)
+        discovery = list_prs(settings, rev_range)
+        estimates = estimate_diff_tokens(settings, discovery) if tokens else None
         chosen = _chosen_format(fmt, output)
         if chosen is OutputFormat.terminal and output is None:
-            print_discovery(discovery, _console())
+            print_discovery(discovery, estimates, _console())
         elif chosen in (OutputFormat.json, OutputFormat.jsonl):
-            _emit(render.discovery_to_json(discovery), output)
+            _emit(render.discovery_to_json(discovery, estimates), output)
         else:
-            _emit(render.discovery_to_markdown(discovery), output)
+            _emit(render.discovery_to_markdown(discovery, estimates), output)
 
 
 @app.command("models")

@@ -23,6 +23,20 @@ def list_prs(settings: Settings, range_spec: str) -> Discovery:
     return History(settings.repo).discover(range_spec, settings.include_bots)
 
 
+def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, int]:
+    """Each entry's diff size in tokens, estimated with tiktoken: no model is loaded for this."""
+    from prsum.budget import TiktokenEstimator, compact_patch
+
+    history = History(settings.repo)
+    estimator = TiktokenEstimator()
+    return {
+        entry.sha: sum(
+            estimator.count_tokens(compact_patch(diff.patch)) for diff in history.diff(entry)
+        )
+        for entry in discovery.entries
+    }
+
+
 def open_backend(settings: Settings, model: ResolvedModel) -> Backend:
     """The embedded llama.cpp backend for the resolved model; weights load on first use."""
     from prsum.llm.llama import LlamaBackend

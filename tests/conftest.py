@@ -29,7 +29,9 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         GIT_CONFIG_NOSYSTEM="1",
         PRSUM_CACHE_DIR=str(tmp_path_factory.getbasetemp() / "prsum-cache"),
     )
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n")
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n"
+    )
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -49,10 +51,16 @@ class RepoBuilder:
         name, email = author.rsplit(" <", 1)
         env = dict(
             os.environ,
-            GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email.rstrip(">"), GIT_AUTHOR_DATE=date,
-            GIT_COMMITTER_NAME="Merger", GIT_COMMITTER_EMAIL="merger@example.com", GIT_COMMITTER_DATE=date,
+            GIT_AUTHOR_NAME=name,
+            GIT_AUTHOR_EMAIL=email.rstrip(">"),
+            GIT_AUTHOR_DATE=date,
+            GIT_COMMITTER_NAME="Merger",
+            GIT_COMMITTER_EMAIL="merger@example.com",
+            GIT_COMMITTER_DATE=date,
         )
-        result = subprocess.run(["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True)
+        result = subprocess.run(
+            ["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True
+        )
         return result.stdout.strip()
 
     def write(self, files: dict[str, str | bytes | None]) -> None:
@@ -67,7 +75,13 @@ class RepoBuilder:
             else:
                 target.write_text(content, encoding="utf-8")
 
-    def commit(self, message: str, files: dict[str, str | bytes | None], *, author: str = "Ada Lovelace <ada@example.com>") -> str:
+    def commit(
+        self,
+        message: str,
+        files: dict[str, str | bytes | None],
+        *,
+        author: str = "Ada Lovelace <ada@example.com>",
+    ) -> str:
         self.write(files)
         self.git("add", "-A")
         self.git("commit", "-q", "-m", message, author=author)
@@ -96,7 +110,9 @@ def repo(tmp_path: Path) -> RepoBuilder:
     path.mkdir()
     builder = RepoBuilder(path)
     builder.git("init", "-q", "-b", "main")
-    builder.commit("Initial commit", {"README.md": "# demo\n", "src/app.py": "def main():\n    return 0\n"})
+    builder.commit(
+        "Initial commit", {"README.md": "# demo\n", "src/app.py": "def main():\n    return 0\n"}
+    )
     builder.tag("v0")
     return builder
 

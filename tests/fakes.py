@@ -31,17 +31,29 @@ class FakeBackend:
         return (len(text.encode("utf-8")) + 2) // 3
 
     def complete(
-        self, prompt: str, *, max_tokens: int, stop: Sequence[str], grammar: str | None = None,
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        stop: Sequence[str],
+        grammar: str | None = None,
         banned_starts: Sequence[str] = (),
     ) -> Completion:
-        assert self.count_tokens(prompt) + max_tokens <= self.context, "prompt overflows the context"
+        assert self.count_tokens(prompt) + max_tokens <= self.context, (
+            "prompt overflows the context"
+        )
         self.prompts.append(prompt)
         if self.on_complete is not None:
             self.on_complete(prompt)
         label = prompt.rsplit("\n", 1)[-1]
-        queue = next((answers for key, answers in self.answers.items() if label.startswith(key)), [])
+        queue = next(
+            (answers for key, answers in self.answers.items() if label.startswith(key)), []
+        )
         text = queue.pop(0) if queue else ""
         return Completion(text + "\n", self.count_tokens(prompt), 0, self.count_tokens(text), 0.0)
 
     def score(self, prompt: str, options: Sequence[str]) -> list[float]:
-        return [0.0 if self.verdict_preference and option.startswith(self.verdict_preference) else -10.0 for option in options]
+        return [
+            0.0 if self.verdict_preference and option.startswith(self.verdict_preference) else -10.0
+            for option in options
+        ]

@@ -9,12 +9,30 @@ from tests.fakes import FakeBackend
 
 def patch(path: str, lines: int) -> FileDiff:
     body = "\n".join(f"+line {i} of {path}" for i in range(lines))
-    return FileDiff(path, f"diff --git a/{path} b/{path}\nindex 1..2 100644\n--- a/{path}\n+++ b/{path}\n@@ -0,0 +1,{lines} @@\n{body}\n")
+    return FileDiff(
+        path,
+        f"diff --git a/{path} b/{path}\nindex 1..2 100644\n--- a/{path}\n+++ b/{path}\n@@ -0,0 +1,{lines} @@\n{body}\n",
+    )
 
 
 def test_salience_puts_source_before_tests_docs_and_config() -> None:
-    files = [FileChange(p, "M", n, 0) for p, n in [("docs/a.md", 90), ("setup.cfg", 80), ("tests/test_a.py", 70), ("src/a.py", 5), ("src/b.py", 50)]]
-    assert [f.path for f in salience_order(files)] == ["src/b.py", "src/a.py", "tests/test_a.py", "docs/a.md", "setup.cfg"]
+    files = [
+        FileChange(p, "M", n, 0)
+        for p, n in [
+            ("docs/a.md", 90),
+            ("setup.cfg", 80),
+            ("tests/test_a.py", 70),
+            ("src/a.py", 5),
+            ("src/b.py", 50),
+        ]
+    ]
+    assert [f.path for f in salience_order(files)] == [
+        "src/b.py",
+        "src/a.py",
+        "tests/test_a.py",
+        "docs/a.md",
+        "setup.cfg",
+    ]
 
 
 def test_pack_never_exceeds_budget_and_records_every_cut() -> None:

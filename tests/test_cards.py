@@ -15,7 +15,13 @@ from tests.fakes import FakeBackend
 PARSER = "def parse(text):\n    return text.split()\n\n\ndef render(items):\n    return ' '.join(items)\n"
 
 
-def write_card(repo: RepoBuilder, backend: FakeBackend, lang: str = "zh", style: str = "digest", rev: str = "HEAD") -> Card:
+def write_card(
+    repo: RepoBuilder,
+    backend: FakeBackend,
+    lang: str = "zh",
+    style: str = "digest",
+    rev: str = "HEAD",
+) -> Card:
     history = History(repo.path)
     pr = history.find_pr(rev)
     diffs = history.diff(pr)
@@ -24,13 +30,22 @@ def write_card(repo: RepoBuilder, backend: FakeBackend, lang: str = "zh", style:
 
 def test_a_name_the_diff_does_not_contain_never_reaches_the_card(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
-    backend = FakeBackend(answers={
-        "概括": ["新增 `foo/bar.py` 里的解析器"],
-        "摘要": ["`src/parser.py` 新增 `parse`，并改了 foo/bar.py 和 `frobnicate`。"],
-        "收获": ["参考 `foo/bar.py` 的写法"],
-    })
+    backend = FakeBackend(
+        answers={
+            "概括": ["新增 `foo/bar.py` 里的解析器"],
+            "摘要": ["`src/parser.py` 新增 `parse`，并改了 foo/bar.py 和 `frobnicate`。"],
+            "收获": ["参考 `foo/bar.py` 的写法"],
+        }
+    )
     card = write_card(repo, backend)
-    text = " ".join([card.body.headline, card.body.summary, *card.body.lessons, *(f.why for f in card.body.focus)])
+    text = " ".join(
+        [
+            card.body.headline,
+            card.body.summary,
+            *card.body.lessons,
+            *(f.why for f in card.body.focus),
+        ]
+    )
     assert "foo/bar.py" not in text
     assert "frobnicate" not in text
     assert "`parse`" in card.body.summary
@@ -40,7 +55,13 @@ def test_a_name_the_diff_does_not_contain_never_reaches_the_card(repo: RepoBuild
 def test_copied_example_text_is_retried_with_its_start_banned(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     copied = "依赖机器人的例行升级，只改了工作流文件里的版本号。"
-    backend = FakeBackend(answers={"概括": ["新增文本解析函数"], "摘要": [copied, "新增 `parse` 与 `render` 两个函数。"], "收获": ["无"]})
+    backend = FakeBackend(
+        answers={
+            "概括": ["新增文本解析函数"],
+            "摘要": [copied, "新增 `parse` 与 `render` 两个函数。"],
+            "收获": ["无"],
+        }
+    )
     card = write_card(repo, backend)
     assert copied not in card.body.summary
     assert "新增 `parse` 与 `render` 两个函数。" in card.body.summary
@@ -56,7 +77,9 @@ def test_wrong_language_falls_back_to_a_written_headline(repo: RepoBuilder) -> N
 
 def test_english_cards_are_english(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
-    backend = FakeBackend(answers={"Headline": ["A parser for plain text"], "Summary": ["Adds `parse` and `render`."]})
+    backend = FakeBackend(
+        answers={"Headline": ["A parser for plain text"], "Summary": ["Adds `parse` and `render`."]}
+    )
     card = write_card(repo, backend, lang="en")
     assert card.body.headline == "A parser for plain text"
     assert in_language(card.body.summary, "en")
@@ -64,7 +87,10 @@ def test_english_cards_are_english(repo: RepoBuilder) -> None:
 
 
 def test_breaking_change_is_deep_whatever_the_model_prefers(repo: RepoBuilder) -> None:
-    repo.commit("💥 Rename parse (#11)\n\nBREAKING CHANGE: parse is now tokenize", {"src/parser.py": PARSER.replace("parse", "tokenize")})
+    repo.commit(
+        "💥 Rename parse (#11)\n\nBREAKING CHANGE: parse is now tokenize",
+        {"src/parser.py": PARSER.replace("parse", "tokenize")},
+    )
     card = write_card(repo, FakeBackend(verdict_preference="跳过"))
     assert card.body.verdict == "deep"
     assert card.body.minutes >= 10
@@ -78,23 +104,41 @@ def test_feature_with_source_lines_is_never_skip(repo: RepoBuilder) -> None:
 
 
 def test_the_model_may_move_an_unsettled_verdict_one_step(repo: RepoBuilder) -> None:
-    repo.commit("Tidy test helpers (#12)", {"tests/test_parser.py": "def test_parse():\n    assert True\n"})
+    repo.commit(
+        "Tidy test helpers (#12)", {"tests/test_parser.py": "def test_parse():\n    assert True\n"}
+    )
     assert write_card(repo, FakeBackend()).body.verdict == "skip"
     assert write_card(repo, FakeBackend(verdict_preference="浏览")).body.verdict == "skim"
 
 
 def test_deps_bump_is_skip_with_no_minutes(repo: RepoBuilder) -> None:
-    repo.commit("⬆ Bump requests from 2.31 to 2.32 (#13)", {"uv.lock": "requests==2.32\n"}, author="dependabot[bot] <bot@example.com>")
+    repo.commit(
+        "⬆ Bump requests from 2.31 to 2.32 (#13)",
+        {"uv.lock": "requests==2.32\n"},
+        author="dependabot[bot] <bot@example.com>",
+    )
     card = write_card(repo, FakeBackend(verdict_preference="精读"))
-    assert (card.facts.category, card.body.verdict, card.body.minutes, card.body.focus) == ("deps", "skip", 0, ())
+    assert (card.facts.category, card.body.verdict, card.body.minutes, card.body.focus) == (
+        "deps",
+        "skip",
+        0,
+        (),
+    )
 
 
 @pytest.mark.parametrize("context", [1024, 2048, 4096, 8192])
 @pytest.mark.parametrize("style", ["digest", "diff"])
 def test_prompts_never_exceed_the_context(repo: RepoBuilder, context: int, style: str) -> None:
-    files = {f"src/module_{i}.py": "".join(f"def function_{i}_{j}(x):\n    return x + {j}\n" for j in range(60)) for i in range(40)}
+    files = {
+        f"src/module_{i}.py": "".join(
+            f"def function_{i}_{j}(x):\n    return x + {j}\n" for j in range(60)
+        )
+        for i in range(40)
+    }
     repo.commit("Generate modules (#14)", files)
-    backend = FakeBackend(context=context, answers={"概括": ["生成模块"], "摘要": ["新增四十个模块。"]})
+    backend = FakeBackend(
+        context=context, answers={"概括": ["生成模块"], "摘要": ["新增四十个模块。"]}
+    )
     try:
         card = write_card(repo, backend, style=style)
     except ConfigError as error:

@@ -15,7 +15,9 @@ from tests.conftest import RepoBuilder
 
 
 def run_prsum(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "prsum", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "prsum", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 @pytest.mark.parametrize("command", ["range", "show", "list", "models"])
@@ -36,48 +38,94 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: st
 
 
 def test_not_a_git_repository(tmp_path: Path) -> None:
-    assert_one_line_error(run_prsum("list", "HEAD", "--repo", str(tmp_path)), "not a git repository")
+    assert_one_line_error(
+        run_prsum("list", "HEAD", "--repo", str(tmp_path)), "not a git repository"
+    )
 
 
 def test_unknown_revision(repo: RepoBuilder) -> None:
-    assert_one_line_error(run_prsum("range", "v0..no-such-tag", "--repo", str(repo.path)), "unknown revision 'no-such-tag'")
+    assert_one_line_error(
+        run_prsum("range", "v0..no-such-tag", "--repo", str(repo.path)),
+        "unknown revision 'no-such-tag'",
+    )
 
 
 def test_empty_and_reversed_ranges(repo: RepoBuilder) -> None:
     repo.commit("Change (#1)", {"a.py": "a = 1\n"})
-    assert_one_line_error(run_prsum("range", "main..main", "--repo", str(repo.path)), "selects no commits")
-    assert_one_line_error(run_prsum("list", "main..v0", "--repo", str(repo.path)), "selects no commits")
+    assert_one_line_error(
+        run_prsum("range", "main..main", "--repo", str(repo.path)), "selects no commits"
+    )
+    assert_one_line_error(
+        run_prsum("list", "main..v0", "--repo", str(repo.path)), "selects no commits"
+    )
 
 
 def test_missing_and_non_gguf_model_files(repo: RepoBuilder, tmp_path: Path) -> None:
     repo.commit("Change (#1)", {"a.py": "a = 1\n"})
     missing = tmp_path / "missing.gguf"
-    assert_one_line_error(run_prsum("range", "v0..main", "--repo", str(repo.path), "--model", str(missing)), "does not exist")
+    assert_one_line_error(
+        run_prsum("range", "v0..main", "--repo", str(repo.path), "--model", str(missing)),
+        "does not exist",
+    )
     text = tmp_path / "notes.gguf"
     text.write_text("not a model\n")
-    assert_one_line_error(run_prsum("range", "v0..main", "--repo", str(repo.path), "--model", str(text)), "not a GGUF model file")
+    assert_one_line_error(
+        run_prsum("range", "v0..main", "--repo", str(repo.path), "--model", str(text)),
+        "not a GGUF model file",
+    )
     truncated = tmp_path / "truncated.gguf"
     truncated.write_bytes(b"GGUF\x03\x00\x00\x00")
-    assert_one_line_error(run_prsum("show", "HEAD", "--repo", str(repo.path), "--model", str(truncated)), "cannot load")
+    assert_one_line_error(
+        run_prsum("show", "HEAD", "--repo", str(repo.path), "--model", str(truncated)),
+        "cannot load",
+    )
 
 
 def test_bad_setting_from_the_environment(repo: RepoBuilder) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "prsum", "list", "v0..main", "--repo", str(repo.path)],
-        capture_output=True, text=True, env={**os.environ, "PRSUM_LANG": "fr"},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PRSUM_LANG": "fr"},
     )
     assert_one_line_error(result, "PRSUM_LANG: unknown language")
 
 
 def test_list_json_without_a_model(repo: RepoBuilder) -> None:
     repo.commit("Add a (#1)", {"a.py": "a = 1\n"})
-    repo.commit("📝 Update release notes", {"NOTES.md": "x\n"}, author="github-actions[bot] <bot@example.com>")
+    repo.commit(
+        "📝 Update release notes",
+        {"NOTES.md": "x\n"},
+        author="github-actions[bot] <bot@example.com>",
+    )
     # A model that does not exist proves discovery never loads one.
     result = subprocess.run(
-        [sys.executable, "-m", "prsum", "list", "v0..main", "--repo", str(repo.path), "--format", "json"],
-        capture_output=True, text=True, env={**os.environ, "PRSUM_MODEL": "/nonexistent.gguf"},
+        [
+            sys.executable,
+            "-m",
+            "prsum",
+            "list",
+            "v0..main",
+            "--repo",
+            str(repo.path),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PRSUM_MODEL": "/nonexistent.gguf"},
     )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert [pr["number"] for pr in document["prs"]] == [1]
     assert len(document["skipped"]["bot_commits"]) == 1
+
+
+def test_token_estimates_work_offline(repo: RepoBuilder, no_network: None) -> None:
+    from typer.testing import CliRunner
+
+    repo.commit("Add a (#1)", {"a.py": "def a():\n    return 1\n" * 40})
+    result = CliRunner().invoke(app, ["list", "v0..main", "--repo", str(repo.path), "--format", "json", "--tokens"])
+    assert result.exit_code == 0, result.output
+    (pr,) = json.loads(result.stdout)["prs"]
+    assert 200 < pr["diff_tokens_estimate"] < 1000

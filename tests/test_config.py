@@ -16,7 +16,12 @@ def write_pyproject(repo: Path, table: str) -> None:
 
 def test_defaults(tmp_path: Path) -> None:
     settings = resolve_settings({"repo": str(tmp_path)}, env={})
-    assert (settings.lang, settings.ctx, settings.model, settings.include_bots) == ("zh", DEFAULT_CONTEXT, None, False)
+    assert (settings.lang, settings.ctx, settings.model, settings.include_bots) == (
+        "zh",
+        DEFAULT_CONTEXT,
+        None,
+        False,
+    )
     assert settings.threads >= 1
     assert settings.sources["lang"] == "default"
 
@@ -27,7 +32,9 @@ def test_precedence_flag_env_pyproject(tmp_path: Path) -> None:
     assert (from_file.lang, from_file.ctx) == ("en", 2048)
     assert from_file.model == tmp_path / "models/m.gguf"  # relative to the target repo
     assert from_file.sources["ctx"] == "pyproject"
-    from_env = resolve_settings({"repo": str(tmp_path)}, env={"PRSUM_CTX": "1024", "PRSUM_LANG": "zh"})
+    from_env = resolve_settings(
+        {"repo": str(tmp_path)}, env={"PRSUM_CTX": "1024", "PRSUM_LANG": "zh"}
+    )
     assert (from_env.lang, from_env.ctx, from_env.sources["ctx"]) == ("zh", 1024, "env")
     from_flag = resolve_settings({"repo": str(tmp_path), "ctx": 8192}, env={"PRSUM_CTX": "1024"})
     assert (from_flag.ctx, from_flag.sources["ctx"]) == (8192, "flag")
@@ -35,8 +42,11 @@ def test_precedence_flag_env_pyproject(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("env", "message"),
-    [({"PRSUM_LANG": "fr"}, "PRSUM_LANG: unknown language"), ({"PRSUM_CTX": "lots"}, "PRSUM_CTX: expected a whole number"),
-     ({"PRSUM_CTX": "16"}, "at least 512")],
+    [
+        ({"PRSUM_LANG": "fr"}, "PRSUM_LANG: unknown language"),
+        ({"PRSUM_CTX": "lots"}, "PRSUM_CTX: expected a whole number"),
+        ({"PRSUM_CTX": "16"}, "at least 512"),
+    ],
 )
 def test_bad_values_name_their_source(tmp_path: Path, env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -37,23 +37,39 @@ def history(repo: RepoBuilder) -> RepoBuilder:
     """Four PRs' worth of history: a merge commit, a squash, a bot commit and a direct commit."""
     repo.branch("greeter")
     repo.commit("Add a greeter", {"src/greeter.py": GREETER})
-    repo.commit("Test the greeter", {"tests/test_greeter.py": "from greeter import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n"})
+    repo.commit(
+        "Test the greeter",
+        {
+            "tests/test_greeter.py": "from greeter import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n"
+        },
+    )
     repo.checkout("main")
     repo.merge("greeter", "Merge pull request #2 from ada/greeter\n\nAdd a greeter module")
-    repo.commit("🐛 Fix the exit code of main (#3)", {"src/app.py": "import sys\n\n\ndef main():\n    return 1 if sys.argv[1:] else 0\n"},
-                author="Grace Hopper <grace@example.com>")
-    repo.commit("📝 Update release notes", {"RELEASE.md": "- greeter\n"}, author="github-actions[bot] <bot@example.com>")
+    repo.commit(
+        "🐛 Fix the exit code of main (#3)",
+        {"src/app.py": "import sys\n\n\ndef main():\n    return 1 if sys.argv[1:] else 0\n"},
+        author="Grace Hopper <grace@example.com>",
+    )
+    repo.commit(
+        "📝 Update release notes",
+        {"RELEASE.md": "- greeter\n"},
+        author="github-actions[bot] <bot@example.com>",
+    )
     repo.commit("Bump version to 0.2.0", {"VERSION": "0.2.0\n"})
     return repo
 
 
 def run_range(repo: Path, model: Path, *extra: str, spec: str = "v0..main") -> dict:
-    result = CliRunner().invoke(app, ["range", spec, "--repo", str(repo), "--model", str(model), "--format", "json", *extra])
+    result = CliRunner().invoke(
+        app, ["range", spec, "--repo", str(repo), "--model", str(model), "--format", "json", *extra]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
-def test_range_writes_valid_chinese_cards_offline(history: RepoBuilder, default_model: Path, no_network: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_range_writes_valid_chinese_cards_offline(
+    history: RepoBuilder, default_model: Path, no_network: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     loads: list[bool] = []
     original_load = LlamaBackend._load
 
@@ -64,7 +80,11 @@ def test_range_writes_valid_chinese_cards_offline(history: RepoBuilder, default_
     monkeypatch.setattr(LlamaBackend, "_load", counting_load)
     document = run_range(history.path, default_model)
     cards = document["cards"]
-    assert [(c["pr"]["number"], c["pr"]["kind"]) for c in cards] == [(None, "direct"), (3, "squash"), (2, "merge")]
+    assert [(c["pr"]["number"], c["pr"]["kind"]) for c in cards] == [
+        (None, "direct"),
+        (3, "squash"),
+        (2, "merge"),
+    ]
     assert len(document["skipped"]["bot_commits"]) == 1
     for card in cards:
         jsonschema.validate(card, SCHEMA)
@@ -73,12 +93,17 @@ def test_range_writes_valid_chinese_cards_offline(history: RepoBuilder, default_
         assert card["card"]["ungrounded_removed"] >= 0
         assert card["coverage"]["prompt_tokens"] <= card["coverage"]["context_size"]
     merge = cards[2]
-    assert sorted(f["path"] for f in merge["pr"]["files"]) == ["src/greeter.py", "tests/test_greeter.py"]
+    assert sorted(f["path"] for f in merge["pr"]["files"]) == [
+        "src/greeter.py",
+        "tests/test_greeter.py",
+    ]
     assert merge["card"]["focus"][0]["path"] == "src/greeter.py"
     assert loads.count(False) == 1, "the weights must load once per run"
 
 
-def test_english_cards_and_the_same_card_for_the_same_input(history: RepoBuilder, default_model: Path, no_network: None) -> None:
+def test_english_cards_and_the_same_card_for_the_same_input(
+    history: RepoBuilder, default_model: Path, no_network: None
+) -> None:
     first = run_range(history.path, default_model, "--lang", "en")["cards"]
     second = run_range(history.path, default_model, "--lang", "en")["cards"]
     for card in first:
@@ -89,7 +114,19 @@ def test_english_cards_and_the_same_card_for_the_same_input(history: RepoBuilder
 
 def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_path: Path) -> None:
     target = tmp_path / "cards.md"
-    result = CliRunner().invoke(app, ["show", "#3", "--repo", str(history.path), "--model", str(default_model), "-o", str(target)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "show",
+            "#3",
+            "--repo",
+            str(history.path),
+            "--model",
+            str(default_model),
+            "-o",
+            str(target),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = target.read_text(encoding="utf-8").splitlines()
     assert lines[2].startswith("### ")
@@ -97,13 +134,26 @@ def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_pat
     assert lines[5].startswith(("值得", "不必精读代码细节"))
 
 
-def test_typer_release_range(shared: Path, default_model: Path, tmp_path: Path, no_network: None) -> None:
+def test_typer_release_range(
+    shared: Path, default_model: Path, tmp_path: Path, no_network: None
+) -> None:
     clone = tmp_path / "typer"
-    subprocess.run(["git", "clone", "-q", str(shared / "fixtures" / "typer.bundle"), str(clone)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", str(shared / "fixtures" / "typer.bundle"), str(clone)], check=True
+    )
     document = run_range(clone, default_model, spec="0.27.0..0.27.1")
-    assert [c["pr"]["number"] for c in document["cards"]] == [1919, 1405, 1909, 1906, 1904, 1903, 1902]
+    assert [c["pr"]["number"] for c in document["cards"]] == [
+        1919,
+        1405,
+        1909,
+        1906,
+        1904,
+        1903,
+        1902,
+    ]
     assert len(document["skipped"]["bot_commits"]) == 6
     for card in document["cards"]:
         jsonschema.validate(card, SCHEMA)
-        assert in_language(card["card"]["headline"], "zh") and in_language(card["card"]["summary"], "zh")
-
+        assert in_language(card["card"]["headline"], "zh") and in_language(
+            card["card"]["summary"], "zh"
+        )

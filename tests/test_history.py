@@ -16,10 +16,16 @@ BOT = "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
 def feature_branch_merge(repo: RepoBuilder, number: int) -> str:
     repo.branch("feature")
     repo.commit("Work in progress", {"src/app.py": "def main():\n    return 1\n"})
-    repo.commit("More work", {"src/extra.py": "def helper():\n    return 2\n"}, author="Grace Hopper <grace@example.com>")
+    repo.commit(
+        "More work",
+        {"src/extra.py": "def helper():\n    return 2\n"},
+        author="Grace Hopper <grace@example.com>",
+    )
     repo.checkout("main")
     repo.commit("Unrelated change on main", {"README.md": "# demo\n\nmore\n"})
-    return repo.merge("feature", f"Merge pull request #{number} from someone/feature\n\nMake main return one")
+    return repo.merge(
+        "feature", f"Merge pull request #{number} from someone/feature\n\nMake main return one"
+    )
 
 
 def test_github_merge_commit_is_a_pr_diffed_against_its_first_parent(repo: RepoBuilder) -> None:
@@ -54,11 +60,17 @@ def test_squash_commit_with_number_and_co_authors(repo: RepoBuilder) -> None:
     pr = History(repo.path).discover("v0..main").prs[0]
     assert (pr.number, pr.kind, pr.title) == (7, "squash", "✨ Add greeting")
     assert pr.authors == ("Ada Lovelace", "Grace Hopper")
-    assert [(f.path, f.status, f.added, f.deleted) for f in pr.files] == [("src/greet.py", "A", 2, 0)]
+    assert [(f.path, f.status, f.added, f.deleted) for f in pr.files] == [
+        ("src/greet.py", "A", 2, 0)
+    ]
 
 
 def test_bot_direct_commits_are_counted_and_skipped_unless_asked(repo: RepoBuilder) -> None:
-    repo.commit("📝 Update release notes", {"RELEASE.md": "notes\n"}, author="github-actions[bot] <bot@users.noreply.github.com>")
+    repo.commit(
+        "📝 Update release notes",
+        {"RELEASE.md": "notes\n"},
+        author="github-actions[bot] <bot@users.noreply.github.com>",
+    )
     repo.commit("⬆ Bump pydantic from 2.1 to 2.2 (#9)", {"uv.lock": "pydantic 2.2\n"}, author=BOT)
     history = History(repo.path)
     discovery = history.discover("v0..main")
@@ -66,7 +78,10 @@ def test_bot_direct_commits_are_counted_and_skipped_unless_asked(repo: RepoBuild
     assert [c.subject for c in discovery.bot_commits] == ["📝 Update release notes"]
     with_bots = history.discover("v0..main", include_bots=True)
     assert with_bots.bot_commits == ()
-    assert [e.title for e in with_bots.entries] == ["⬆ Bump pydantic from 2.1 to 2.2", "📝 Update release notes"]
+    assert [e.title for e in with_bots.entries] == [
+        "⬆ Bump pydantic from 2.1 to 2.2",
+        "📝 Update release notes",
+    ]
 
 
 def test_branch_sync_merge_is_not_a_pr(repo: RepoBuilder) -> None:
@@ -80,7 +95,9 @@ def test_branch_sync_merge_is_not_a_pr(repo: RepoBuilder) -> None:
 
 
 def test_consecutive_commits_of_one_rebase_merged_pr_form_one_pr(repo: RepoBuilder) -> None:
-    first = repo.commit("Parse input (#21)", {"src/parse.py": "def parse(text):\n    return text\n"})
+    first = repo.commit(
+        "Parse input (#21)", {"src/parse.py": "def parse(text):\n    return text\n"}
+    )
     repo.commit("Use the parser (#21)", {"src/app.py": "from parse import parse\n"})
     history = History(repo.path)
     (pr,) = history.discover("v0..main").prs
@@ -124,7 +141,9 @@ def test_rename_is_reported_once_with_its_old_path(repo: RepoBuilder) -> None:
     repo.git("mv", "src/app.py", "src/main_app.py")
     repo.git("commit", "-q", "-m", "Rename app (#8)")
     (pr,) = History(repo.path).discover("v0..main").prs
-    assert [(f.path, f.status, f.old_path) for f in pr.files] == [("src/main_app.py", "R", "src/app.py")]
+    assert [(f.path, f.status, f.old_path) for f in pr.files] == [
+        ("src/main_app.py", "R", "src/app.py")
+    ]
 
 
 def test_binary_files_are_marked(repo: RepoBuilder) -> None:
@@ -152,7 +171,11 @@ def test_unknown_revision_and_empty_range(repo: RepoBuilder) -> None:
         (2, "Merge pull request #5 from a/b\n\nTitle here", ("merge", 5, "Title here")),
         (2, "Merge pull request #5 from a/b", ("merge", 5, "a/b")),
         (2, "Streamline flags (#3641)", ("merge", 3641, "Streamline flags")),
-        (2, "Merge remote-tracking branch 'upstream/stable' into main", ("sync", None, "Merge remote-tracking branch 'upstream/stable' into main")),
+        (
+            2,
+            "Merge remote-tracking branch 'upstream/stable' into main",
+            ("sync", None, "Merge remote-tracking branch 'upstream/stable' into main"),
+        ),
         (1, "Fix typo (#12)", ("squash", 12, "Fix typo")),
         (1, "Fix typo", ("direct", None, "Fix typo")),
     ],

@@ -20,10 +20,24 @@ SCHEMA = json.loads(files("prsum").joinpath("schema/card.schema.json").read_text
 
 @pytest.fixture
 def cards(repo: RepoBuilder) -> list[Card]:
-    repo.commit("✨ Add a parser (#10)\n\nCo-authored-by: Grace Hopper <grace@example.com>", {"src/parser.py": PARSER})
+    repo.commit(
+        "✨ Add a parser (#10)\n\nCo-authored-by: Grace Hopper <grace@example.com>",
+        {"src/parser.py": PARSER},
+    )
     repo.commit("⬆ Bump requests (#11)", {"uv.lock": "requests==2.32\n"})
-    backend = FakeBackend(answers={"概括": ["新增文本解析函数", "升级锁文件"], "摘要": ["新增 `parse` 与 `render`。", "只改了锁文件。"], "Headline": ["A text parser"], "Summary": ["Adds `parse`."]})
-    return [write_card(repo, backend, rev="HEAD~1"), write_card(repo, backend, rev="HEAD"), write_card(repo, backend, lang="en", rev="HEAD~1")]
+    backend = FakeBackend(
+        answers={
+            "概括": ["新增文本解析函数", "升级锁文件"],
+            "摘要": ["新增 `parse` 与 `render`。", "只改了锁文件。"],
+            "Headline": ["A text parser"],
+            "Summary": ["Adds `parse`."],
+        }
+    )
+    return [
+        write_card(repo, backend, rev="HEAD~1"),
+        write_card(repo, backend, rev="HEAD"),
+        write_card(repo, backend, lang="en", rev="HEAD~1"),
+    ]
 
 
 def test_every_card_validates_against_the_schema(cards: list[Card]) -> None:
@@ -35,11 +49,17 @@ def test_markdown_follows_the_cards_layout(cards: list[Card]) -> None:
     feature, bump, english = cards
     lines = render.card_to_markdown(feature).splitlines()
     assert lines[0] == f"### {feature.body.headline}"
-    assert re.fullmatch(r"<sub>#10 · [0-9a-f]{7} · Ada Lovelace, Grace Hopper · 1 file · \+6 −0</sub>", lines[1])
+    assert re.fullmatch(
+        r"<sub>#10 · [0-9a-f]{7} · Ada Lovelace, Grace Hopper · 1 file · \+6 −0</sub>", lines[1]
+    )
     assert lines[2] == ""
     assert lines[3].startswith(f"值得快速浏览（约 {feature.body.minutes} 分钟）：")
     assert render.card_to_markdown(bump).splitlines()[3].startswith("不必精读代码细节：")
-    assert render.card_to_markdown(english).splitlines()[3].startswith(f"Worth a quick read (about {english.body.minutes} minutes): ")
+    assert (
+        render.card_to_markdown(english)
+        .splitlines()[3]
+        .startswith(f"Worth a quick read (about {english.body.minutes} minutes): ")
+    )
 
 
 def test_range_json_lists_cards_and_what_was_skipped(cards: list[Card]) -> None:

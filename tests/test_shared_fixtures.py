@@ -26,7 +26,9 @@ def references() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_each_reference_range_is_discovered_exactly(references: dict, tmp_path: Path, shared: Path) -> None:
+def test_each_reference_range_is_discovered_exactly(
+    references: dict, tmp_path: Path, shared: Path
+) -> None:
     clones: dict[str, Path] = {}
     for expected in references["ranges"]:
         name = expected["repo"]
@@ -34,6 +36,8 @@ def test_each_reference_range_is_discovered_exactly(references: dict, tmp_path: 
             clones[name] = clone(shared / "fixtures" / f"{name}.bundle", tmp_path / name)
         discovery = History(clones[name]).discover(expected["range"])
         assert [pr.number for pr in discovery.prs] == expected["prs_first_parent"]
-        direct = [pr.sha for pr in discovery.direct_commits] + [c.sha for c in discovery.bot_commits]
+        direct = [pr.sha for pr in discovery.direct_commits] + [
+            c.sha for c in discovery.bot_commits
+        ]
         assert sorted(direct) == sorted(expected["direct_commits"])
         assert [c.sha for c in discovery.sync_merges] == expected["sync_merges"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prsum.types import Card, Discovery, Language, OtherCommit, PullRequest, RangeReport
@@ -128,12 +128,20 @@ def cards_to_jsonl(cards: Sequence[Card]) -> str:
     return "".join(json.dumps(card_to_dict(card), ensure_ascii=False) + "\n" for card in cards)
 
 
-def discovery_to_json(discovery: Discovery) -> str:
+def discovery_to_json(
+    discovery: Discovery, token_estimates: Mapping[str, int] | None = None
+) -> str:
+    def entry(pr: PullRequest) -> dict[str, Any]:
+        data = pr_to_dict(pr)
+        if token_estimates is not None:
+            data["diff_tokens_estimate"] = token_estimates[pr.sha]
+        return data
+
     document = {
         "schema": LIST_SCHEMA,
         "range": discovery.range_spec,
-        "prs": [pr_to_dict(pr) for pr in discovery.prs],
-        "direct_commits": [pr_to_dict(pr) for pr in discovery.direct_commits],
+        "prs": [entry(pr) for pr in discovery.prs],
+        "direct_commits": [entry(pr) for pr in discovery.direct_commits],
         "skipped": _skipped(discovery),
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
@@ -219,18 +227,22 @@ def report_to_markdown(report: RangeReport) -> str:
     return "\n".join(parts)
 
 
-def discovery_to_markdown(discovery: Discovery) -> str:
+def discovery_to_markdown(
+    discovery: Discovery, token_estimates: Mapping[str, int] | None = None
+) -> str:
+    estimated = token_estimates is not None
     lines = [
         f"## {discovery.range_spec}",
         "",
-        "| PR | kind | sha | title | authors |",
-        "| --- | --- | --- | --- | --- |",
+        "| PR | kind | sha | title | authors |" + (" tokens≈ |" if estimated else ""),
+        "| --- | --- | --- | --- | --- |" + (" --- |" if estimated else ""),
     ]
     for entry in discovery.entries:
         number = entry.label if entry.number is not None else "—"
         title = entry.title.replace("|", "\\|")
+        tokens = f" {token_estimates[entry.sha]} |" if token_estimates is not None else ""
         lines.append(
-            f"| {number} | {entry.kind} | {entry.sha[:7]} | {title} | {', '.join(entry.authors)} |"
+            f"| {number} | {entry.kind} | {entry.sha[:7]} | {title} | {', '.join(entry.authors)} |{tokens}"
         )
     lines += [
         "",

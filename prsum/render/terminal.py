@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -71,12 +71,15 @@ def print_report(report: RangeReport, console: Console) -> None:
         )
 
 
-def print_discovery(discovery: Discovery, console: Console) -> None:
+def print_discovery(
+    discovery: Discovery, token_estimates: Mapping[str, int] | None, console: Console
+) -> None:
     table = Table(title=f"{discovery.range_spec}", title_justify="left")
-    for column in ("PR", "kind", "sha", "title", "authors", "files", "+/−"):
+    columns = ["PR", "kind", "sha", "title", "authors", "files", "+/−"]
+    for column in columns + (["tokens≈"] if token_estimates is not None else []):
         table.add_column(column, overflow="fold")
     for entry in discovery.entries:
-        table.add_row(
+        row = [
             entry.label if entry.number is not None else "—",
             entry.kind,
             entry.sha[:7],
@@ -84,7 +87,10 @@ def print_discovery(discovery: Discovery, console: Console) -> None:
             escape(", ".join(entry.authors)),
             str(len(entry.files)),
             f"+{entry.added} −{entry.deleted}",
-        )
+        ]
+        if token_estimates is not None:
+            row.append(str(token_estimates[entry.sha]))
+        table.add_row(*row)
     console.print(table)
     console.print(
         f"{len(discovery.prs)} PRs, {len(discovery.direct_commits)} direct commits, "
