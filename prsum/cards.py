@@ -8,8 +8,9 @@ grounded even when a small model's text is not.
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from prsum import prompts
@@ -17,7 +18,7 @@ from prsum.budget import pack_diff, salience_order
 from prsum.digest import FileDigest, digest_patch
 from prsum.errors import ConfigError
 from prsum.filekinds import file_kind
-from prsum.grounding import Evidence, ground_text
+from prsum.grounding import Evidence, cited_names, ground_text
 from prsum.llm import Backend, Completion
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import (
@@ -49,6 +50,7 @@ _PRIOR_WEIGHT = 3.0
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
 _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
 
 # Fallback grammars, used only when free generation fails the language check: grammar
@@ -107,6 +109,27 @@ def _loops(text: str) -> bool:
     return any(names.count(name) >= 3 for name in set(names))
 
 
+@dataclass
+class _CardContext:
+    """What a model answer for one card is checked against."""
+
+    pr_text: str
+    title: str
+    stated_numbers: set[str]  # from the title and message: any number the model states must be one
+    evidence: Evidence
+    written: list[str] = field(default_factory=list)
+
+
+def _undecorated(text: str) -> str:
+    """Text without emoji, punctuation, PR numbers and case: for comparing wordings."""
+    return re.sub(r"[^\w\u3400-\u9fff]+", " ", re.sub(r"\(#\d+\)", "", text)).strip().lower()
+
+
+def _similar(text: str, other: str) -> bool:
+    """Near-duplicates: a lesson that restates the summary tells the reader nothing new."""
+    return difflib.SequenceMatcher(None, text, other).ratio() > 0.6
+
+
 @dataclass(frozen=True)
 class _Packed:
     prompt: str
@@ -126,6 +149,8 @@ class CardWriter:
         self.labels = prompts.LABELS[lang]
         self.frame = prompts.frame(lang)
         self.frame_tokens = backend.count_tokens(self.frame)
+        self.label_words = {value for value in vars(self.labels).values() if isinstance(value, str)}
+        self.facts_phrases = prompts.facts_phrases(lang)
 
     def _pack(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> _Packed:
         """The prompt for `pr`, as much of it as fits, checked against the context size."""
@@ -186,41 +211,58 @@ class CardWriter:
             for piece in pieces
         )
 
-    def _usable(self, text: str, pr_text: str, check_language: bool) -> bool:
-        if (
-            len(text) < 4
-            or text.startswith(_BAD_STARTS)
-            or _loops(text)
-            or self._copied(text, pr_text)
-        ):
-            return False
-        if text.rstrip(":：").strip() in (self.labels.__dict__.values()):
-            return False
-        return in_language(text, self.lang) if check_language else True
+    def _is_none(self, text: str) -> bool:
+        return text.rstrip("。.").lower() in (self.labels.none, "none")
+
+    def _flaw(self, text: str, name: str, card: _CardContext, allow_none: bool) -> str | None:
+        """What is wrong with a model answer, or None when it can go into the card."""
+        if allow_none and self._is_none(text):
+            return None
+        if len(text) < 4 or text.startswith(_BAD_STARTS) or text.rstrip(":：") in self.label_words:
+            return "not an answer"
+        if _loops(text) or any(_similar(text, earlier) for earlier in card.written):
+            return "repeats itself"
+        if self._copied(text, card.pr_text):
+            return "copied from the examples"
+        if name == "headline" and _similar(_undecorated(text), _undecorated(card.title)):
+            return "copies the title"
+        if any(phrase in text for phrase in self.facts_phrases):
+            return "restates the facts line"
+        if any(not card.evidence.knows(name) for name in cited_names(text)):
+            return "names something the PR does not contain"
+        if not set(_NUMBER.findall(text)) <= card.stated_numbers:
+            return "states a number the PR's title and message do not"
+        if not in_language(text, self.lang):
+            return "wrong language"
+        return None
 
     def _field(
-        self, prompt: str, name: str, usage: _Usage, pr_text: str, *, check_language: bool
+        self, prompt: str, name: str, usage: _Usage, card: _CardContext, *, allow_none: bool = False
     ) -> str:
         """One field by the model, or "" when no attempt is usable: the caller then writes it.
 
         A rejected answer's first token is banned on the next attempt, to steer a small model
-        off an answer copied from the examples; the last attempt of a field in the wrong
-        language is bound by a grammar to the right script.
+        off it; when an answer was in the wrong language, the last attempt is bound by a
+        grammar to the right script (grammar sampling is slow, so it is only the fallback).
         """
         rejected: list[str] = []
+        wrong_language = False
         for attempt in range(_ATTEMPTS):
-            grammar = _GRAMMARS[self.lang] if check_language and attempt == _ATTEMPTS - 1 else None
+            last = attempt == _ATTEMPTS - 1
             completion = self.backend.complete(
                 prompt,
                 max_tokens=_FIELD_TOKENS[name],
                 stop=["\n", "###"],
-                grammar=grammar,
+                grammar=_GRAMMARS[self.lang] if wrong_language and last else None,
                 banned_starts=rejected,
             )
             usage.add(completion)
             text = clean_field(completion.text)
-            if self._usable(text, pr_text, check_language):
+            flaw = self._flaw(text, name, card, allow_none)
+            if flaw is None:
+                card.written.append(text)
                 return text
+            wrong_language = wrong_language or flaw == "wrong language"
             if text:
                 rejected.append(text)
         return ""
@@ -255,37 +297,41 @@ class CardWriter:
             for change in places[: 2 if verdict == "deep" else 1]
         )
 
+    def _label(self, name: str) -> str:
+        return prompts.label(self.lang, name)
+
     def write(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> Card:
         packed = self._pack(pr, facts, diffs)
         prompt = packed.prompt
-        pr_text = prompt[len(self.frame) :]
+        card = _CardContext(
+            pr_text=prompt[len(self.frame) :],
+            title=pr.title,
+            stated_numbers=set(_NUMBER.findall(f"{pr.title}\n{pr.message}")),
+            evidence=Evidence.of(pr, diffs),
+        )
         usage = _Usage()
         labels = self.labels
-        label = lambda name: prompts.label(self.lang, name)  # noqa: E731
 
-        headline = self._field(
-            prompt + label(labels.headline), "headline", usage, pr_text, check_language=True
-        )
+        headline = self._field(prompt + self._label(labels.headline), "headline", usage, card)
         if not headline:
             main = salience_order(pr.files)[0].path if pr.files else None
-            headline = prompts.fallback_headline(
-                pr, facts, packed.digests[main].main_symbol if main else None, self.lang
-            )
-        prompt += f"{label(labels.headline)}{headline}\n{label(labels.verdict)}"
+            symbol = packed.digests[main].main_symbol if main else None
+            headline = prompts.fallback_headline(pr, facts, symbol, self.lang)
+            card.written.append(headline)
+        prompt += f"{self._label(labels.headline)}{headline}\n{self._label(labels.verdict)}"
         verdict = self._choose_verdict(prompt, facts)
         prompt += f"{labels.verdicts[verdict]}\n"
 
-        said = self._field(
-            prompt + label(labels.summary), "summary", usage, pr_text, check_language=True
-        )
-        prompt += f"{label(labels.summary)}{said}\n"
+        said = self._field(prompt + self._label(labels.summary), "summary", usage, card)
+        prompt += f"{self._label(labels.summary)}{said}\n"
         focus = self._focus(pr, packed, verdict)
         lessons: tuple[str, ...] = ()
         if verdict != "skip":
             lesson = self._field(
-                prompt + label(labels.lesson), "lesson", usage, pr_text, check_language=True
+                prompt + self._label(labels.lesson), "lesson", usage, card, allow_none=True
             )
-            lessons = (lesson,) if lesson and lesson.rstrip("。.") != labels.none else ()
+            prompt += f"{self._label(labels.lesson)}{lesson}\n"
+            lessons = (lesson,) if lesson and not self._is_none(lesson) else ()
 
         body = _grounded(
             CardBody(
@@ -297,7 +343,7 @@ class CardWriter:
                 lessons=lessons,
                 follow_ups=tuple(prompts.follow_ups(facts, self.lang)),
             ),
-            Evidence.of(pr, diffs),
+            card.evidence,
         )
         return Card(
             pr=pr,

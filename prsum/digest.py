@@ -21,6 +21,22 @@ _JS_ASSIGNED_FUNCTION = re.compile(
 )
 _JS_METHOD = re.compile(r"^\s{2,}(?:async\s+)?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*\{\s*$")
 _HUNK = re.compile(r"^@@ [^@]+ @@\s*(.*)$")
+# Control-flow words that the JS method pattern would otherwise take for method names.
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "function",
+        "return",
+        "else",
+        "elif",
+        "with",
+        "foreach",
+    }
+)
 _MAX_NAMES = 4
 
 
@@ -39,7 +55,7 @@ class FileDigest:
 def definition_name(line: str) -> str | None:
     for pattern in (_DEFINITION, _JS_ASSIGNED_FUNCTION, _JS_METHOD):
         match = pattern.match(line)
-        if match:
+        if match and match.group(1).lower() not in _KEYWORDS:
             return match.group(1)
     return None
 

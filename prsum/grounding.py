@@ -83,6 +83,7 @@ def _tidy(text: str) -> str:
     text = re.sub(r"[（(]\s*[、,，]?\s*[)）]", "", text)
     text = re.sub(r"\s*[、,，]\s*(?=[、,，。.;；])", "", text)
     text = re.sub(r"(?<=[、,，])\s*[、,，]", "", text)
+    text = re.sub(r"(?<=[\u3400-\u9fff，。、；：])[ \t]+(?=[\u3400-\u9fff])", "", text)
     text = re.sub(r"[ \t]{2,}", " ", text)
     text = re.sub(r"\s+([，。、；：,.;:])", r"\1", text)
     return text.strip()

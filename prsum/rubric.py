@@ -8,21 +8,23 @@ release commit always `skip`.
 | ------------------------------------------------- | ----- |
 | breaking change                                   | deep  |
 | deps, release, ci, docs-only                      | skip  |
-| feature/fix/perf/refactor/revert, >= 150 source lines | deep  |
+| feature/fix/perf/refactor/revert, >= 80 source lines  | deep  |
 | feature/fix/perf/refactor/revert, some source lines   | skim  |
 | anything else with source lines                   | skim  |
 | no source lines (tests, config, chore)            | skip  |
 
-Changed behaviour (feature/fix/perf/refactor/revert with source lines) is never `skip`.
+Source changes outside the mechanical categories (docs, test, ci, deps, release) are never `skip`.
 """
 
 from __future__ import annotations
 
 from prsum.types import Facts, Verdict
 
-DEEP_SOURCE_LINES = 150
+DEEP_SOURCE_LINES = 80
 _ORDER: tuple[Verdict, ...] = ("skip", "skim", "deep")
 _BEHAVIOUR = {"feature", "fix", "perf", "refactor", "revert"}
+# Categories whose changes are mechanical even when they touch source files.
+_MECHANICAL = {"docs", "test", "ci", "deps", "release"}
 
 
 def prior_verdict(facts: Facts) -> Verdict:
@@ -45,7 +47,7 @@ def allowed_verdicts(facts: Facts) -> tuple[Verdict, ...]:
         return (prior,)
     index = _ORDER.index(prior)
     neighbours = _ORDER[max(0, index - 1) : index + 2]
-    if facts.category in _BEHAVIOUR and facts.source_lines_changed > 0:
+    if facts.category not in _MECHANICAL and facts.source_lines_changed > 0:
         # "No need to read the code" is for mechanical changes, not for changed behaviour.
         return tuple(verdict for verdict in neighbours if verdict != "skip")
     return neighbours

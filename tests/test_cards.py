@@ -7,6 +7,7 @@ import pytest
 from prsum.cards import CardWriter, clean_field, in_language
 from prsum.errors import ConfigError
 from prsum.facts import compute_facts
+from prsum.grounding import Evidence, ground_text
 from prsum.history import History
 from prsum.types import Card
 from tests.conftest import RepoBuilder
@@ -49,7 +50,17 @@ def test_a_name_the_diff_does_not_contain_never_reaches_the_card(repo: RepoBuild
     assert "foo/bar.py" not in text
     assert "frobnicate" not in text
     assert "`parse`" in card.body.summary
-    assert card.body.ungrounded_removed == 4
+    assert card.body.ungrounded_removed == 0  # rejected answers never reach the card
+
+
+def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    evidence = Evidence.of(pr, history.diff(pr))
+    text, removed = ground_text("读 `src/parser.py` 的 `parse_`，别管 foo/bar.py 和 `frobnicate`。", evidence)
+    assert text == "读 `src/parser.py` 的 `parse`，别管和。"
+    assert removed == 2
 
 
 def test_copied_example_text_is_retried_with_its_start_banned(repo: RepoBuilder) -> None:

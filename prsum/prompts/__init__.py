@@ -139,6 +139,13 @@ def facts_line(facts: Facts, lang: Language) -> str:
     return "; ".join(parts)
 
 
+def facts_phrases(lang: Language) -> tuple[str, ...]:
+    """Wordings of the facts line: a model answer that repeats them describes nothing."""
+    if lang == "zh":
+        return ("改了测试", "没有改测试", "个文件，+")
+    return ("tests touched", "tests not touched", "files, +", "file, +")
+
+
 def change_line(change: FileChange, digest: FileDigest | None, lang: Language) -> str:
     """One file of the PR with the definitions it adds and changes, as in the examples."""
 
@@ -171,7 +178,8 @@ def pr_block(
 ) -> str:
     """The PR section of the prompt, laid out like the examples, ending at the card heading.
 
-    Title and facts come last, nearest to the card: a small model leans on what is closest.
+    The title comes last, right above the headline: a small model leans on what is closest,
+    and the headline is mostly the title said again in the reader's words.
     """
     labels = LABELS[lang]
     number = f"#{pr.number}" if pr.number is not None else pr.sha[:7]
@@ -183,9 +191,9 @@ def pr_block(
     if diff_text is not None:
         lines += [label(lang, labels.diff).rstrip(), "<diff>", diff_text.rstrip("\n"), "</diff>"]
     lines += [
-        label(lang, labels.title) + pr.title,
         label(lang, labels.authors) + ", ".join(pr.authors),
         label(lang, labels.facts) + facts_line(facts, lang),
+        label(lang, labels.title) + pr.title,
         f"### {labels.card}",
     ]
     return "\n".join(lines) + "\n"
@@ -198,8 +206,8 @@ def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: L
     if lang == "zh":
         if facts.category == "release" and version:
             return f"发布 {version.group(0)} 版本"
-        where = f"`{symbol}` 等" if symbol else ""
-        return f"{word}：改动{where} {facts.files_changed} 个文件"
+        where = f" `{symbol}` 等 " if symbol else " "
+        return f"{word}：改动{where}{facts.files_changed} 个文件"
     return f"{word}: {_DECORATION.sub('', pr.title)}"
 
 
