@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,19 +32,19 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     terminal = "terminal"
     md = "md"
     json = "json"
     jsonl = "jsonl"
 
 
-class Lang(str, Enum):
+class Lang(StrEnum):
     zh = "zh"
     en = "en"
 
 
-class Style(str, Enum):
+class Style(StrEnum):
     auto = "auto"
     digest = "digest"
     diff = "diff"
@@ -181,12 +181,12 @@ def _write_cards(
     if fmt is OutputFormat.terminal and output is None:
         print_report(report, _console())
     elif not stream_lines:
-        text = {
-            OutputFormat.terminal: render.report_to_markdown,
-            OutputFormat.md: render.report_to_markdown,
-            OutputFormat.json: render.report_to_json,
-            OutputFormat.jsonl: lambda r: render.cards_to_jsonl(r.cards),
-        }[fmt](report)
+        if fmt is OutputFormat.json:
+            text = render.report_to_json(report)
+        elif fmt is OutputFormat.jsonl:
+            text = render.cards_to_jsonl(report.cards)
+        else:
+            text = render.report_to_markdown(report)
         _emit(text, output)
     if discovery.bot_commits and fmt is not OutputFormat.terminal:
         typer.echo(

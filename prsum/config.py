@@ -36,19 +36,17 @@ class Settings:
 
 
 def _to_language(value: Any) -> Language:
-    text = str(value).strip().lower()
-    if text not in LANGUAGES:
-        raise ConfigError(f"unknown language {value!r}: choose one of {', '.join(LANGUAGES)}")
-    return text  # type: ignore[return-value]
+    for language in LANGUAGES:
+        if str(value).strip().lower() == language:
+            return language
+    raise ConfigError(f"unknown language {value!r}: choose one of {', '.join(LANGUAGES)}")
 
 
 def _to_prompt_style(value: Any) -> PromptStyleSetting:
-    text = str(value).strip().lower()
-    if text not in PROMPT_STYLES:
-        raise ConfigError(
-            f"unknown prompt style {value!r}: choose one of {', '.join(PROMPT_STYLES)}"
-        )
-    return text  # type: ignore[return-value]
+    for style in PROMPT_STYLES:
+        if str(value).strip().lower() == style:
+            return style
+    raise ConfigError(f"unknown prompt style {value!r}: choose one of {', '.join(PROMPT_STYLES)}")
 
 
 def _to_positive_int(minimum: int) -> Callable[[Any], int]:

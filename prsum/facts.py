@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from prsum.filekinds import file_kind
 from prsum.types import Breaking, Category, Facts, FileDiff, PullRequest
@@ -38,7 +38,7 @@ def _added_lines(diffs: Iterable[FileDiff]) -> Iterable[tuple[str, str]]:
                 yield diff.path, line[1:]
 
 
-def categorize(pr: PullRequest, kinds: list[str]) -> Category:
+def categorize(pr: PullRequest, kinds: Sequence[str]) -> Category:
     """The PR's category from its title, author and the kinds of files it touches."""
     title = pr.title
     bot = any(author.endswith("[bot]") for author in pr.authors[:1])

@@ -101,14 +101,18 @@ def _parse_changes(tokens: list[str]) -> tuple[FileChange, ...]:
             statuses[new] = (status, old)
             order.append(new)
             continue
-        added, deleted, path = token.split("\t", 2)
+        added_text, deleted_text, path = token.split("\t", 2)
         if not path:  # a rename: the two paths follow as their own tokens
             path = tokens[index + 2]
             index += 3
         else:
             index += 1
-        binary = added == "-"
-        counts[path] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
+        binary = added_text == "-"
+        counts[path] = (
+            0 if binary else int(added_text),
+            0 if binary else int(deleted_text),
+            binary,
+        )
     changes = []
     for path in order:
         status, old = statuses[path]
@@ -211,7 +215,7 @@ class History:
             if kind.kind == "squash":
                 pending.append(commit)
             elif kind.kind == "sync" or (kind.kind == "bot" and not include_bots):
-                yield OtherCommit(commit.sha, kind.kind, commit.subject, commit.author, commit.date)  # type: ignore[arg-type]
+                yield OtherCommit(commit.sha, kind.kind, commit.subject, commit.author, commit.date)
             else:
                 yield _to_pr([commit])
         if pending:
@@ -269,7 +273,7 @@ def _to_pr(commits: list[_Commit], kind_if_not_pr: PrKind = "direct") -> PullReq
     if len(commits) > 1:
         kind = "rebase"
     elif classified.kind in ("merge", "squash", "direct"):
-        kind = classified.kind  # type: ignore[assignment]
+        kind = classified.kind
     else:
         kind = kind_if_not_pr
     authors: tuple[str, ...] = ()

@@ -13,7 +13,6 @@ from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.types import Card, CardFailure, Discovery, PullRequest
 
-
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
 

@@ -58,7 +58,9 @@ def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder)
     history = History(repo.path)
     pr = history.find_pr("HEAD")
     evidence = Evidence.of(pr, history.diff(pr))
-    text, removed = ground_text("读 `src/parser.py` 的 `parse_`，别管 foo/bar.py 和 `frobnicate`。", evidence)
+    text, removed = ground_text(
+        "读 `src/parser.py` 的 `parse_`，别管 foo/bar.py 和 `frobnicate`。", evidence
+    )
     assert text == "读 `src/parser.py` 的 `parse`，别管和。"
     assert removed == 2
 

@@ -125,7 +125,9 @@ def test_token_estimates_work_offline(repo: RepoBuilder, no_network: None) -> No
     from typer.testing import CliRunner
 
     repo.commit("Add a (#1)", {"a.py": "def a():\n    return 1\n" * 40})
-    result = CliRunner().invoke(app, ["list", "v0..main", "--repo", str(repo.path), "--format", "json", "--tokens"])
+    result = CliRunner().invoke(
+        app, ["list", "v0..main", "--repo", str(repo.path), "--format", "json", "--tokens"]
+    )
     assert result.exit_code == 0, result.output
     (pr,) = json.loads(result.stdout)["prs"]
     assert 200 < pr["diff_tokens_estimate"] < 1000

@@ -64,7 +64,7 @@ def _install_log_callback() -> None:
     """Send llama.cpp's C-level log lines to Python logging instead of straight to stderr."""
     import llama_cpp
 
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
     def forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
         _log.debug(text.decode("utf-8", errors="replace").rstrip())
 
@@ -162,7 +162,7 @@ class LlamaBackend:
         grammar: str | None = None,
         banned_starts: Sequence[str] = (),
     ) -> Completion:
-        import llama_cpp
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         tokens = self.tokenize(prompt)
         room = self.context_size - len(tokens)
@@ -183,9 +183,7 @@ class LlamaBackend:
                 seed=SEED,
                 stop=list(stop),
                 logit_bias=banned or None,
-                grammar=llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
-                if grammar
-                else None,
+                grammar=LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
             )
         except (ValueError, RuntimeError) as exc:
             raise GenerationError(f"the model failed to generate: {exc}") from None
@@ -204,8 +202,9 @@ class LlamaBackend:
         llama = self._llama
         pointer = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(llama.n_vocab(),)).astype(np.float64)
-        peak = logits.max()
-        return logits - peak - math.log(np.exp(logits - peak).sum())
+        peak = float(logits.max())
+        logprobs: np.ndarray = logits - peak - math.log(float(np.exp(logits - peak).sum()))
+        return logprobs
 
     def score(self, prompt: str, options: Sequence[str]) -> list[float]:
         llama = self._llama

