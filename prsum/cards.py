@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,12 +25,14 @@ from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import (
     Card,
     CardBody,
+    Commit,
     Coverage,
     Facts,
     FileDiff,
     Focus,
     Language,
     LeftOut,
+    Provenance,
     PullRequest,
     Timing,
     Verdict,
@@ -152,7 +155,9 @@ class CardWriter:
         self.label_words = {value for value in vars(self.labels).values() if isinstance(value, str)}
         self.facts_phrases = prompts.facts_phrases(lang)
 
-    def _pack(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> _Packed:
+    def _pack(
+        self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...], extra: list[str]
+    ) -> _Packed:
         """The prompt for `pr`, as much of it as fits, checked against the context size."""
         patches = {diff.path: diff.patch for diff in diffs}
         digests = {
@@ -171,7 +176,7 @@ class CardWriter:
         if self.style == "digest":
             # Drop digest lines from the end until the prompt fits.
             while True:
-                prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang)
+                prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang, extra)
                 if self.backend.count_tokens(prompt) + OUTPUT_RESERVE <= context:
                     break
                 if not lines:
@@ -185,7 +190,7 @@ class CardWriter:
                 for change in ordered[len(shown) :]
             ]
             return _Packed(prompt, digests, tuple(shown), (), tuple(left_out))
-        empty = self.frame + prompts.pr_block(pr, facts, lines, "", self.lang)
+        empty = self.frame + prompts.pr_block(pr, facts, lines, "", self.lang, extra)
         budget = context - OUTPUT_RESERVE - self.backend.count_tokens(empty)
         if budget < 0:
             raise ConfigError(
@@ -194,7 +199,7 @@ class CardWriter:
         # The joined pieces can count a few tokens more than their sum: shrink until it fits.
         while True:
             packed = pack_diff(pr.files, diffs, budget, self.backend)
-            prompt = self.frame + prompts.pr_block(pr, facts, lines, packed.text, self.lang)
+            prompt = self.frame + prompts.pr_block(pr, facts, lines, packed.text, self.lang, extra)
             overflow = self.backend.count_tokens(prompt) + OUTPUT_RESERVE - context
             if overflow <= 0:
                 return _Packed(
@@ -300,8 +305,15 @@ class CardWriter:
     def _label(self, name: str) -> str:
         return prompts.label(self.lang, name)
 
-    def write(self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...]) -> Card:
-        packed = self._pack(pr, facts, diffs)
+    def write(
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        commits: Sequence[Commit] = (),
+    ) -> Card:
+        extra = prompts.context_lines(pr, commits, self.lang)
+        packed = self._pack(pr, facts, diffs, extra)
         prompt = packed.prompt
         card = _CardContext(
             pr_text=prompt[len(self.frame) :],
@@ -338,10 +350,10 @@ class CardWriter:
                 headline=headline,
                 verdict=verdict,
                 minutes=reading_minutes(verdict, facts),
-                summary=self._summary(said, verdict, facts, focus),
+                summary=self._summary(said, verdict, facts, focus, pr.reverts),
                 focus=focus,
                 lessons=lessons,
-                follow_ups=tuple(prompts.follow_ups(facts, self.lang)),
+                follow_ups=tuple(prompts.follow_ups(pr, facts, self.lang)),
             ),
             card.evidence,
         )
@@ -363,9 +375,17 @@ class CardWriter:
                 usage.prompt_tokens, usage.evaluated, usage.completion, round(usage.seconds, 3)
             ),
             lang=self.lang,
+            provenance=_provenance(pr, commits, extra),
         )
 
-    def _summary(self, said: str, verdict: Verdict, facts: Facts, focus: tuple[Focus, ...]) -> str:
+    def _summary(
+        self,
+        said: str,
+        verdict: Verdict,
+        facts: Facts,
+        focus: tuple[Focus, ...],
+        pr_reverts: str | None,
+    ) -> str:
         """Why the verdict (facts), what the change does (model), where to start (facts)."""
         sentences = [prompts.verdict_sentence(verdict, facts, self.lang)]
         if said:
@@ -374,9 +394,29 @@ class CardWriter:
                 if said.endswith(("。", ".", "！", "!"))
                 else said + ("。" if self.lang == "zh" else ".")
             )
+        if pr_reverts:
+            sentences.append(
+                f"撤销的是 {pr_reverts}。" if self.lang == "zh" else f"It undoes {pr_reverts}."
+            )
         if focus and focus[0].path not in said and (focus[0].symbol or "\0") not in said:
             sentences.append(prompts.pointer_sentence(focus[0].path, focus[0].symbol, self.lang))
         return ("" if self.lang == "zh" else " ").join(sentences)
+
+
+def _provenance(pr: PullRequest, commits: Sequence[Commit], extra: list[str]) -> Provenance:
+    meta = pr.meta
+    if meta is None:
+        return Provenance(("git",), len(commits))
+    body_line = next(
+        (line for line in extra if meta.body and line.endswith(prompts.excerpt(meta.body))), ""
+    )
+    return Provenance(
+        sources=("git", f"gh-json:{meta.source}"),
+        commits_read=len(commits),
+        labels=meta.labels,
+        reviewers=meta.reviewers,
+        pr_body=prompts.excerpt(meta.body) if body_line else "",
+    )
 
 
 def _grounded(body: CardBody, evidence: Evidence) -> CardBody:

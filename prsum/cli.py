@@ -14,11 +14,11 @@ import typer
 
 from prsum import render
 from prsum.config import Settings, resolve_settings
-from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError
+from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError, UsageError
 from prsum.llm.models import find_local_models, resolve_model
 from prsum.output import write_atomically
 from prsum.pipeline import Summarizer, estimate_diff_tokens, list_prs
-from prsum.types import Card, CardFailure, Discovery, RangeReport
+from prsum.types import Card, CardFailure, Discovery, RangeQuery, RangeReport
 
 EXIT_INTERRUPTED = 130
 
@@ -201,14 +201,71 @@ def _write_cards(
     return EXIT_PARTIAL if failures else EXIT_OK
 
 
+RangeArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[A..B]",
+        help="Revision range, e.g. v1.2..v1.3; B alone is all history up to B. "
+        "May be left out with --since, --until or --last (then it is HEAD).",
+        show_default=False,
+    ),
+]
+PathsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[-- PATH...]",
+        help="Only PRs touching these folders, files or globs.",
+        show_default=False,
+    ),
+]
+SinceOption = Annotated[
+    str | None,
+    typer.Option("--since", help="Only commits merged after this date (git's date formats)."),
+]
+UntilOption = Annotated[
+    str | None, typer.Option("--until", help="Only commits merged before this date.")
+]
+LastOption = Annotated[
+    int | None, typer.Option("--last", help="Only the last N PRs and direct commits.", min=1)
+]
+FollowSyncOption = Annotated[
+    bool, typer.Option("--follow-sync", help="List the PRs each branch-sync merge brings in.")
+]
+PrMetaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--pr-meta",
+        help="JSON from `gh pr list --json number,title,body,labels,author,reviews,comments`.",
+    ),
+]
+
+
+def _query(
+    settings: Settings,
+    rev_range: str | None,
+    paths: list[str] | None,
+    since: str | None,
+    until: str | None,
+    last: int | None,
+    follow_sync: bool,
+) -> RangeQuery:
+    if rev_range is None and since is None and until is None and last is None:
+        raise UsageError("give a range A..B, or --since, --until or --last to read back from HEAD")
+    return RangeQuery(
+        spec=rev_range or "HEAD",
+        since=since,
+        until=until,
+        last=last,
+        paths=tuple(paths or ()),
+        include_bots=settings.include_bots,
+        follow_sync=follow_sync,
+    )
+
+
 @app.command("range")
 def range_command(
-    rev_range: Annotated[
-        str,
-        typer.Argument(
-            metavar="A..B", help="Revision range, e.g. v1.2..v1.3 (B alone: all history up to B)."
-        ),
-    ],
+    rev_range: RangeArgument = None,
+    paths: PathsArgument = None,
     repo: RepoOption = None,
     model: ModelOption = None,
     lang: LangOption = None,
@@ -217,6 +274,10 @@ def range_command(
     ctx: CtxOption = None,
     threads: ThreadsOption = None,
     include_bots: BotsOption = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    last: LastOption = None,
+    pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -230,9 +291,11 @@ def range_command(
             threads=threads,
             include_bots=include_bots,
             prompt_style=prompt_style,
+            pr_meta=pr_meta,
         )
         summarizer = Summarizer(settings)
-        discovery = summarizer.discover(rev_range)
+        query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
+        discovery = summarizer.discover(query)
         code = _write_cards(summarizer, discovery, _chosen_format(fmt, output), output)
     raise typer.Exit(code)
 
@@ -247,31 +310,39 @@ def show_command(
     output: OutputOption = None,
     ctx: CtxOption = None,
     threads: ThreadsOption = None,
+    pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
     with _errors_to_exit(debug):
         settings = _settings(
-            repo=repo, model=model, lang=lang, ctx=ctx, threads=threads, prompt_style=prompt_style
+            repo=repo,
+            model=model,
+            lang=lang,
+            ctx=ctx,
+            threads=threads,
+            prompt_style=prompt_style,
+            pr_meta=pr_meta,
         )
         summarizer = Summarizer(settings)
-        pr = summarizer.history.find_pr(rev)
-        code = _write_cards(
-            summarizer, Discovery(rev, (pr,), (), ()), _chosen_format(fmt, output), output
-        )
+        code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
     raise typer.Exit(code)
 
 
 @app.command("list")
 def list_command(
-    rev_range: Annotated[
-        str, typer.Argument(metavar="A..B", help="Revision range, e.g. v1.2..v1.3.")
-    ],
+    rev_range: RangeArgument = None,
+    paths: PathsArgument = None,
     repo: RepoOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
     include_bots: BotsOption = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    last: LastOption = None,
+    follow_sync: FollowSyncOption = False,
+    pr_meta: PrMetaOption = None,
     tokens: Annotated[
         bool,
         typer.Option(
@@ -284,8 +355,10 @@ def list_command(
     from prsum.render.terminal import print_discovery
 
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, include_bots=include_bots)
-        discovery = list_prs(settings, rev_range)
+        settings = _settings(repo=repo, include_bots=include_bots, pr_meta=pr_meta)
+        discovery = list_prs(
+            settings, _query(settings, rev_range, paths, since, until, last, follow_sync)
+        )
         estimates = estimate_diff_tokens(settings, discovery) if tokens else None
         chosen = _chosen_format(fmt, output)
         if chosen is OutputFormat.terminal and output is None:

@@ -31,6 +31,7 @@ class Settings:
     threads: int
     include_bots: bool
     prompt_style: PromptStyleSetting
+    pr_meta: Path | None
     cache_dir: Path
     sources: Mapping[str, Source] = field(default_factory=dict)
 
@@ -135,20 +136,24 @@ def resolve_settings(
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
 
-    def model_path(value: Any) -> Path:
-        # A model named in the target repo's pyproject.toml is relative to that repo.
-        path = Path(os.path.expanduser(str(value)))
-        base = repo if sources["model"] == "pyproject" else cwd
-        return path if path.is_absolute() else base / path
+    def path_setting(name: str) -> Callable[[Any], Path]:
+        def convert(value: Any) -> Path:
+            # A path named in the target repo's pyproject.toml is relative to that repo.
+            path = Path(os.path.expanduser(str(value)))
+            base = repo if sources[name] == "pyproject" else cwd
+            return path if path.is_absolute() else base / path
+
+        return convert
 
     return Settings(
         repo=repo,
-        model=pick("model", model_path, None),
+        model=pick("model", path_setting("model"), None),
         lang=pick("lang", _to_language, "zh"),
         ctx=pick("ctx", _to_positive_int(MIN_CONTEXT), DEFAULT_CONTEXT),
         threads=pick("threads", _to_positive_int(1), default_threads()),
         include_bots=pick("include_bots", _to_bool, False),
         prompt_style=pick("prompt_style", _to_prompt_style, "auto"),
+        pr_meta=pick("pr_meta", path_setting("pr_meta"), None),
         cache_dir=user_cache_dir(env),
         sources=sources,
     )

@@ -11,6 +11,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from prsum.types import FileDiff
+
 _DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?"
     r"(?:def|class|func|function|fn|struct|enum|trait|interface|type|impl)\s+"
@@ -86,3 +88,9 @@ def digest_patch(path: str, patch: str) -> FileDigest:
     added = tuple(dict.fromkeys(name for name in plus if name not in minus))
     changed = tuple(name for name, _ in touched.most_common() if name not in added)
     return FileDigest(path, added[:_MAX_NAMES], changed[:_MAX_NAMES])
+
+
+def touched_definitions(diff: FileDiff) -> set[str]:
+    """Every definition a file's patch adds or changes."""
+    digest = digest_patch(diff.path, diff.patch)
+    return {*digest.added, *digest.changed}

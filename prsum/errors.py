@@ -16,6 +16,10 @@ class PrsumError(Exception):
     exit_code: int = EXIT_USAGE
 
 
+class UsageError(PrsumError):
+    """The command line asks for something that cannot be done as given."""
+
+
 class ConfigError(PrsumError):
     """A setting has a value prsum cannot use."""
 

@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
+from prsum.digest import touched_definitions
 from prsum.errors import GenerationError
 from prsum.facts import compute_facts
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
-from prsum.types import Card, CardFailure, Discovery, PullRequest
+from prsum.prmeta import load_pr_meta
+from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeQuery, Related
 
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
 
 
-def list_prs(settings: Settings, range_spec: str) -> Discovery:
+def with_pr_meta(discovery: Discovery, settings: Settings) -> Discovery:
+    """The discovery with forge metadata (`--pr-meta`) attached to the PRs it describes."""
+    if settings.pr_meta is None:
+        return discovery
+    metas = load_pr_meta(settings.pr_meta)
+    entries = tuple(
+        replace(entry, meta=metas[entry.number]) if entry.number in metas else entry
+        for entry in discovery.entries
+    )
+    return replace(discovery, entries=entries)
+
+
+def list_prs(settings: Settings, query: RangeQuery) -> Discovery:
     """Discovery only: what landed on the first-parent line of the range. No model is loaded."""
-    return History(settings.repo).discover(range_spec, settings.include_bots)
+    return with_pr_meta(History(settings.repo).discover(query), settings)
 
 
 def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, int]:
@@ -74,6 +89,9 @@ class Summarizer:
         self._backend = backend
         self._style = style
         self._writer: CardWriter | None = None
+        # Definitions touched by the PRs already carded (newer ones: cards go newest first),
+        # so an older PR's card can say where its code was touched again.
+        self._touched_later: dict[str, str] = {}
 
     @property
     def writer(self) -> CardWriter:
@@ -89,12 +107,31 @@ class Summarizer:
         """Resolve and check the model now, so a bad model fails before any PR is read."""
         _ = self.writer
 
-    def discover(self, range_spec: str) -> Discovery:
-        return self.history.discover(range_spec, self.settings.include_bots)
+    def discover(self, query: RangeQuery) -> Discovery:
+        return with_pr_meta(self.history.discover(query), self.settings)
+
+    def find(self, rev: str) -> Discovery:
+        """One PR (a sha, a tag or `#N`) as a discovery of its own."""
+        pr = self.history.find_pr(rev)
+        return with_pr_meta(Discovery(rev, (pr,), (), ()), self.settings)
 
     def card_for(self, pr: PullRequest) -> Card:
+        pr, commits = self.history.with_own_commits(pr)
         diffs = self.history.diff(pr)
-        return self.writer.write(pr, compute_facts(pr, diffs), diffs)
+        facts = compute_facts(pr, diffs)
+        names = {name for diff in diffs for name in touched_definitions(diff)}
+        again = sorted(
+            (
+                Related("touched_again", label, name)
+                for name, label in self._touched_later.items()
+                if name in names
+            ),
+            key=lambda related: (related.label, related.name or ""),
+        )
+        for name in names:
+            self._touched_later.setdefault(name, pr.label)
+        context = replace(pr, related=(*pr.related, *again[:3]))
+        return self.writer.write(context, facts, diffs, commits)
 
     def cards(
         self, prs: Sequence[PullRequest], progress: ProgressCallback | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-PrKind = Literal["merge", "squash", "rebase", "direct"]
+PrKind = Literal["merge", "squash", "rebase", "direct", "revert"]
 Verdict = Literal["deep", "skim", "skip"]
 Category = Literal[
     "feature", "fix", "perf", "refactor", "docs", "test", "ci", "deps", "release", "revert", "chore"
@@ -41,6 +41,40 @@ class FileChange:
 
 
 @dataclass(frozen=True)
+class PrMeta:
+    """What a forge knows of a PR and git does not: read offline from `gh pr list --json` output."""
+
+    source: str
+    body: str
+    labels: tuple[str, ...]
+    author: str | None
+    reviewers: tuple[str, ...]
+    review_comments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One of a PR's own commits (from a merge's second parent or a `refs/pull/N/head`)."""
+
+    sha: str
+    author: str
+    message: str
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Related:
+    """A later PR in the scanned range that undid this one or touched its code again."""
+
+    relation: Literal["reverted_by", "touched_again"]
+    label: str  # `#N` or a short sha
+    name: str | None = None  # the definition touched again
+
+
+@dataclass(frozen=True)
 class PullRequest:
     """A PR reconstructed from history: one commit on the first-parent line (or a group of them)."""
 
@@ -53,6 +87,11 @@ class PullRequest:
     authors: tuple[str, ...]
     merged_at: str
     files: tuple[FileChange, ...]
+    trailers: tuple[tuple[str, str], ...] = ()
+    reverts: str | None = None  # the change a revert undoes: `#N`, or a short sha
+    cherry_picked_from: str | None = None
+    related: tuple[Related, ...] = ()
+    meta: PrMeta | None = None
 
     @property
     def added(self) -> int:
@@ -77,6 +116,23 @@ class OtherCommit:
     subject: str
     author: str
     date: str
+    brings: tuple[
+        PullRequest, ...
+    ] = ()  # for a branch sync with --follow-sync: the PRs it merges in
+    files_changed: tuple[FileChange, ...] = ()
+
+
+@dataclass(frozen=True)
+class RangeQuery:
+    """Which part of history to read: a range, and the filters narrowing it."""
+
+    spec: str = "HEAD"  # `A..B`, or a single revision for everything reachable from it
+    since: str | None = None
+    until: str | None = None
+    last: int | None = None  # stop after this many PRs and direct commits
+    paths: tuple[str, ...] = ()  # only PRs touching these folders, files or globs
+    include_bots: bool = False
+    follow_sync: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,6 +250,17 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where a card's input came from, beyond the diff: credited in the card."""
+
+    sources: tuple[str, ...]  # "git", and "gh-json:<file>" when --pr-meta supplied the PR
+    commits_read: int
+    labels: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()
+    pr_body: str = ""  # the excerpt of the PR body the model was shown
+
+
+@dataclass(frozen=True)
 class Card:
     """One evaluative card for one PR (schema `prsum.card/1`)."""
 
@@ -204,6 +271,7 @@ class Card:
     model: ModelInfo
     timing: Timing
     lang: Language
+    provenance: Provenance = Provenance(("git",), 0)
     schema: str = field(default="prsum.card/1")
 
 

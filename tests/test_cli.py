@@ -118,7 +118,9 @@ def test_list_json_without_a_model(repo: RepoBuilder) -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert [pr["number"] for pr in document["prs"]] == [1]
-    assert len(document["skipped"]["bot_commits"]) == 1
+    assert [(c["subject"], c["bot"]) for c in document["direct_commits"]] == [
+        ("📝 Update release notes", True)
+    ]
 
 
 def test_token_estimates_work_offline(repo: RepoBuilder, no_network: None) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from prsum.errors import RepositoryError, RevisionError
 from prsum.history import History, classify
+from prsum.types import RangeQuery
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
@@ -35,6 +36,7 @@ def test_github_merge_commit_is_a_pr_diffed_against_its_first_parent(repo: RepoB
     pr = discovery.prs[0]
     assert (pr.number, pr.kind, pr.sha, pr.title) == (12, "merge", sha, "Make main return one")
     assert pr.authors == ("Ada Lovelace",)
+    assert history.with_own_commits(pr)[0].authors == ("Ada Lovelace", "Grace Hopper")
     # Against the first parent: only the branch's files, not the README change made on main.
     assert sorted(f.path for f in pr.files) == ["src/app.py", "src/extra.py"]
     diffs = {d.path: d.patch for d in history.diff(pr)}
@@ -76,7 +78,7 @@ def test_bot_direct_commits_are_counted_and_skipped_unless_asked(repo: RepoBuild
     discovery = history.discover("v0..main")
     assert [pr.number for pr in discovery.prs] == [9]  # a bot's PR is still a PR
     assert [c.subject for c in discovery.bot_commits] == ["📝 Update release notes"]
-    with_bots = history.discover("v0..main", include_bots=True)
+    with_bots = history.discover(RangeQuery("v0..main", include_bots=True))
     assert with_bots.bot_commits == ()
     assert [e.title for e in with_bots.entries] == [
         "⬆ Bump pydantic from 2.1 to 2.2",
@@ -183,3 +185,128 @@ def test_unknown_revision_and_empty_range(repo: RepoBuilder) -> None:
 def test_classify(parents: int, message: str, expected: tuple[str, int | None, str]) -> None:
     result = classify(parents, message, "Someone", "someone@example.com")
     assert (result.kind, result.number, result.title) == expected
+
+
+def merge_branch(repo: RepoBuilder, message: str, files: dict[str, str | bytes | None]) -> str:
+    repo.branch("topic")
+    repo.commit("Topic work", files, author="Grace Hopper <grace@example.com>")
+    repo.checkout("main")
+    sha = repo.merge("topic", message)
+    repo.git("branch", "-D", "topic")
+    return sha
+
+
+def test_gitlab_merge_request(repo: RepoBuilder) -> None:
+    merge_branch(
+        repo,
+        "Merge branch 'feature' into 'main'\n\nAdd the exporter\n\nSee merge request group/project!42",
+        {"src/export.py": "def export():\n    pass\n"},
+    )
+    history = History(repo.path)
+    (pr,) = history.discover("v0..main").prs
+    assert (pr.number, pr.kind, pr.title) == (42, "merge", "Add the exporter")
+    assert pr.authors == ("Ada Lovelace",)  # who merged: all that the merge commit itself says
+    assert history.with_own_commits(pr)[0].authors == ("Grace Hopper",)  # who wrote it
+    assert [f.path for f in pr.files] == ["src/export.py"]
+
+
+def test_bitbucket_pull_request(repo: RepoBuilder) -> None:
+    merge_branch(
+        repo,
+        "Merged in feature/cache (pull request #17)\n\nCache parsed configs\n\nApproved-by: Ada Lovelace",
+        {"src/cache.py": "CACHE = {}\n"},
+    )
+    (pr,) = History(repo.path).discover("v0..main").prs
+    assert (pr.number, pr.kind, pr.title) == (17, "merge", "Cache parsed configs")
+
+
+def test_gerrit_change_with_trailers(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Speed up the parser\n\nChange-Id: I0123456789abcdef\nReviewed-on: https://review.example.org/c/project/+/9431\n"
+        "Reviewed-by: Grace Hopper <grace@example.com>\nSigned-off-by: Ada Lovelace <ada@example.com>",
+        {"src/parse.py": "def parse():\n    return []\n"},
+    )
+    (pr,) = History(repo.path).discover("v0..main").prs
+    assert (pr.number, pr.kind, pr.title) == (9431, "squash", "Speed up the parser")
+    assert dict(pr.trailers)["Change-Id"] == "I0123456789abcdef"
+    assert dict(pr.trailers)["Reviewed-by"] == "Grace Hopper <grace@example.com>"
+    assert dict(pr.trailers)["Signed-off-by"] == "Ada Lovelace <ada@example.com>"
+
+
+def test_rebase_merge_traced_through_refs_pull(repo: RepoBuilder) -> None:
+    repo.branch("pr")
+    repo.commit("Parse input", {"src/parse.py": "def parse(text):\n    return text\n"})
+    repo.commit("Use the parser", {"src/app.py": "from parse import parse\n"})
+    repo.git("update-ref", "refs/pull/31/head", "pr")
+    repo.checkout("main")
+    repo.commit("Unrelated (#30)", {"README.md": "# demo\n\nnews\n"})
+    # A rebase merge: the same commits (author, date, subject) copied onto main with new shas.
+    for sha in repo.git("rev-list", "--reverse", "main..pr").split():
+        repo.git("cherry-pick", "--allow-empty", "-x", sha)
+    history = History(repo.path)
+    entries = history.discover("v0..main").entries
+    assert [(e.number, e.kind, e.title) for e in entries] == [
+        (31, "rebase", "Parse input"),
+        (30, "squash", "Unrelated"),
+    ]
+    own = history.own_commits(entries[0])
+    assert [c.subject for c in own] == ["Parse input", "Use the parser"]
+
+
+def test_revert_is_linked_both_ways_and_cherry_pick_noted(repo: RepoBuilder) -> None:
+    feature = repo.commit("Add a cache (#40)", {"src/cache.py": "CACHE = {}\n"})
+    repo.git("revert", "--no-edit", feature)
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Add a cache" (#41)\n\nThis reverts commit {feature}.',
+    )
+    repo.commit(
+        "Port fix\n\n(cherry picked from commit 1234567890abcdef1234567890abcdef12345678)",
+        {"src/fix.py": "x = 1\n"},
+    )
+    entries = History(repo.path).discover("v0..main").entries
+    port, revert, original = entries
+    assert port.cherry_picked_from == "1234567890abcdef1234567890abcdef12345678"
+    assert (revert.number, revert.kind, revert.reverts) == (41, "revert", "#40")
+    assert [(r.relation, r.label) for r in original.related] == [("reverted_by", "#41")]
+
+
+def test_branch_sync_lists_what_it_brings_with_follow_sync(repo: RepoBuilder) -> None:
+    repo.branch("stable")
+    repo.commit("Fix on stable (#50)", {"src/app.py": "def main():\n    return 2\n"})
+    repo.commit("Another stable fix (#51)", {"src/other.py": "y = 1\n"})
+    repo.checkout("main")
+    repo.merge("stable", "Merge branch 'stable'")
+    history = History(repo.path)
+    (plain,) = history.discover("v0..main").sync_merges
+    assert plain.brings == ()
+    (followed,) = history.discover(RangeQuery("v0..main", follow_sync=True)).sync_merges
+    assert [pr.number for pr in followed.brings] == [51, 50]
+
+
+def test_merge_commit_own_commits_are_its_second_parent_line(repo: RepoBuilder) -> None:
+    feature_branch_merge(repo, 12)
+    history = History(repo.path)
+    pr = history.discover("v0..main").prs[0]
+    assert [c.subject for c in history.own_commits(pr)] == ["Work in progress", "More work"]
+
+
+def test_range_filters_last_dates_and_paths(repo: RepoBuilder) -> None:
+    repo.commit("Docs (#1)", {"docs/a.md": "a\n"})
+    repo.commit("Code (#2)", {"src/b.py": "b = 1\n"})
+    repo.commit("More docs (#3)", {"docs/c.md": "c\n"})
+    history = History(repo.path)
+    assert [pr.number for pr in history.discover(RangeQuery("main", last=2)).prs] == [3, 2]
+    assert [pr.number for pr in history.discover(RangeQuery("v0..main", paths=("src/",))).prs] == [
+        2
+    ]
+    assert [
+        pr.number for pr in history.discover(RangeQuery("v0..main", paths=("docs/*.md",))).prs
+    ] == [3, 1]
+    everything = history.discover(RangeQuery("main", since="2025-12-31"))
+    assert [pr.number for pr in everything.prs] == [3, 2, 1]
+    with pytest.raises(RevisionError, match="selects no commits"):
+        history.discover(RangeQuery("main", until="2025-12-31"))

@@ -9,11 +9,12 @@ and generation stops at the end of the line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
 from prsum.digest import FileDigest
-from prsum.types import Category, Facts, FileChange, Language, PullRequest, Verdict
+from prsum.types import Category, Commit, Facts, FileChange, Language, PullRequest, Related, Verdict
 
 # Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
 PROMPT_VERSION = "1"
@@ -34,6 +35,10 @@ class Labels:
     verdict: str
     summary: str
     lesson: str
+    commits: str
+    description: str
+    tags: str
+    reviews: str
     colon: str
     none: str
     verdicts: dict[Verdict, str]
@@ -52,6 +57,10 @@ LABELS: dict[Language, Labels] = {
         verdict="结论",
         summary="摘要",
         lesson="收获",
+        commits="提交",
+        description="说明",
+        tags="标签",
+        reviews="评审",
         colon="：",
         none="无",
         verdicts={"deep": "精读", "skim": "浏览", "skip": "跳过"},
@@ -68,6 +77,10 @@ LABELS: dict[Language, Labels] = {
         verdict="Verdict",
         summary="Summary",
         lesson="Lesson",
+        commits="Commits",
+        description="Description",
+        tags="Labels",
+        reviews="Reviews",
         colon=": ",
         none="none",
         verdicts={"deep": "deep", "skim": "skim", "skip": "skip"},
@@ -173,8 +186,46 @@ def more_files_line(count: int, lang: Language) -> str:
     return f"- …（另有 {count} 个文件）" if lang == "zh" else f"- … ({count} more files)"
 
 
+_EXCERPT_CHARS = 300
+_REVIEW_CHARS = 160
+_MAX_COMMITS = 6
+_MAX_REVIEWS = 2
+
+
+def excerpt(text: str, limit: int = _EXCERPT_CHARS) -> str:
+    """The first paragraph of `text` on one line, cut at `limit` characters."""
+    paragraph = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    flat = " ".join(paragraph.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def context_lines(pr: PullRequest, commits: Sequence[Commit], lang: Language) -> list[str]:
+    """What else is known of the PR: its own commits, and the forge's body, labels and reviews."""
+    labels = LABELS[lang]
+    lines = []
+    if len(commits) > 1:
+        lines.append(label(lang, labels.commits).rstrip())
+        lines += [f"- {excerpt(commit.subject, 100)}" for commit in commits[:_MAX_COMMITS]]
+    meta = pr.meta
+    if meta is not None:
+        if meta.body:
+            lines.append(label(lang, labels.description) + excerpt(meta.body, _EXCERPT_CHARS))
+        if meta.labels:
+            lines.append(label(lang, labels.tags) + ", ".join(meta.labels))
+        lines += [
+            label(lang, labels.reviews) + excerpt(text, _REVIEW_CHARS)
+            for text in meta.review_comments[:_MAX_REVIEWS]
+        ]
+    return lines
+
+
 def pr_block(
-    pr: PullRequest, facts: Facts, change_lines: list[str], diff_text: str | None, lang: Language
+    pr: PullRequest,
+    facts: Facts,
+    change_lines: list[str],
+    diff_text: str | None,
+    lang: Language,
+    extra_lines: Sequence[str] = (),
 ) -> str:
     """The PR section of the prompt, laid out like the examples, ending at the card heading.
 
@@ -191,6 +242,7 @@ def pr_block(
     if diff_text is not None:
         lines += [label(lang, labels.diff).rstrip(), "<diff>", diff_text.rstrip("\n"), "</diff>"]
     lines += [
+        *extra_lines,
         label(lang, labels.authors) + ", ".join(pr.authors),
         label(lang, labels.facts) + facts_line(facts, lang),
         label(lang, labels.title) + pr.title,
@@ -279,10 +331,10 @@ def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
     return f"where most of the change is (+{change.added} -{change.deleted})"
 
 
-def follow_ups(facts: Facts, lang: Language) -> list[str]:
-    """What is left to do, as measured facts show it."""
+def follow_ups(pr: PullRequest, facts: Facts, lang: Language) -> list[str]:
+    """What is left to do or to know, as history and measured facts show it."""
     zh = lang == "zh"
-    items = []
+    items = [_related_phrase(related, lang) for related in pr.related]
     if facts.breaking.is_breaking:
         items.append(
             "在发布说明中提醒依赖旧行为的用户。"
@@ -304,3 +356,16 @@ def follow_ups(facts: Facts, lang: Language) -> list[str]:
             else "Add tests: this behaviour change is not pinned by any."
         )
     return items[:3]
+
+
+def _related_phrase(related: Related, lang: Language) -> str:
+    """A later PR that undid this one or touched its code again, in the reader's language."""
+    if related.relation == "reverted_by":
+        return (
+            f"后来被 {related.label} 撤销。"
+            if lang == "zh"
+            else f"Reverted later by {related.label}."
+        )
+    if lang == "zh":
+        return f"之后 {related.label} 又改动了 `{related.name}`。"
+    return f"`{related.name}` was touched again by {related.label}."

@@ -34,6 +34,11 @@ def pr_to_dict(pr: PullRequest) -> dict[str, Any]:
             {"path": f.path, "status": f.status, "added": f.added, "deleted": f.deleted}
             for f in pr.files
         ],
+        "trailers": [{"key": key, "value": value} for key, value in pr.trailers],
+        "reverts": pr.reverts,
+        "cherry_picked_from": pr.cherry_picked_from,
+        "related": [{"relation": r.relation, "pr": r.label, "name": r.name} for r in pr.related],
+        "labels": list(pr.meta.labels) if pr.meta else [],
     }
 
 
@@ -85,6 +90,13 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "sha256": card.model.sha256,
             "backend": card.model.backend,
         },
+        "provenance": {
+            "sources": list(card.provenance.sources),
+            "commits_read": card.provenance.commits_read,
+            "labels": list(card.provenance.labels),
+            "reviewers": list(card.provenance.reviewers),
+            "pr_body": card.provenance.pr_body,
+        },
         "timing": {
             "prompt_tokens": card.timing.prompt_tokens,
             "prompt_tokens_evaluated": card.timing.prompt_tokens_evaluated,
@@ -131,20 +143,29 @@ def cards_to_jsonl(cards: Sequence[Card]) -> str:
 def discovery_to_json(
     discovery: Discovery, token_estimates: Mapping[str, int] | None = None
 ) -> str:
+    """The list document: PRs, direct commits (bots' marked), branch syncs."""
+
     def entry(pr: PullRequest) -> dict[str, Any]:
         data = pr_to_dict(pr)
         if token_estimates is not None:
             data["diff_tokens_estimate"] = token_estimates[pr.sha]
         return data
 
+    direct = [{**entry(pr), "bot": is_bot_commit(pr)} for pr in discovery.direct_commits]
+    direct += [{**_other_to_dict(commit), "bot": True} for commit in discovery.bot_commits]
     document = {
         "schema": LIST_SCHEMA,
         "range": discovery.range_spec,
         "prs": [entry(pr) for pr in discovery.prs],
-        "direct_commits": [entry(pr) for pr in discovery.direct_commits],
-        "skipped": _skipped(discovery),
+        "direct_commits": direct,
+        "sync_merges": [_other_to_dict(commit) for commit in discovery.sync_merges],
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    # Compact: a whole history can be thousands of entries, and the C encoder needs no indent.
+    return json.dumps(document, ensure_ascii=False) + "\n"
+
+
+def is_bot_commit(pr: PullRequest) -> bool:
+    return bool(pr.authors) and pr.authors[0].endswith("[bot]")
 
 
 def sub_line(card: Card) -> str:

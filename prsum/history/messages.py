@@ -1,0 +1,135 @@
+"""What a commit message says about how a change landed: pure text parsing, no git.
+
+Recognised, in the order they are tried for a commit with several parents:
+GitHub (`Merge pull request #N from owner/branch`, title on the body's first line),
+GitLab (`See merge request group/project!N`), Bitbucket (`Merged in branch (pull request #N)`),
+a subject ending in `(#N)` (GitHub's merge-commit and squash titles); merges that name no PR
+are branch syncs. A single-parent commit is a squash PR when its subject ends in `(#N)` or a
+Gerrit `Reviewed-on: …/N` trailer names its change, else a direct commit (a bot's, when its
+author ends in `[bot]`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+CommitKind = Literal["merge", "squash", "direct", "bot", "sync"]
+
+_GITHUB_MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
+_GITLAB_MERGE = re.compile(r"^See merge request (\S+)!(\d+)\s*$", re.MULTILINE)
+_BITBUCKET_MERGE = re.compile(r"^Merged in (\S+) \(pull request #(\d+)\)")
+_NUMBER_SUFFIX = re.compile(r"\s*\(#(\d+)\)\s*$")
+_GERRIT_REVIEWED_ON = re.compile(r"^Reviewed-on:\s*\S*?(\d+)/?\s*$", re.MULTILINE)
+_TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s+(.+?)\s*$")
+_PERSON = re.compile(r"^(.+?)\s*<([^>]*)>$")
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
+_CHERRY_PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)", re.IGNORECASE)
+_REVERT_SUBJECT = re.compile(r'^Revert "(.+)"')
+# Body lines that are boilerplate, not a PR title.
+_NOT_A_TITLE = re.compile(
+    r"^(See merge request|Approved-by|Closes|Fixes|Resolves|\* )", re.IGNORECASE
+)
+TRAILER_KEYS = frozenset(
+    {
+        "co-authored-by",
+        "signed-off-by",
+        "reviewed-by",
+        "reviewed-on",
+        "change-id",
+        "acked-by",
+        "tested-by",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Classified:
+    """How one first-parent commit landed, read from its parents and message."""
+
+    kind: CommitKind
+    number: int | None
+    title: str
+
+
+def _first_body_line(lines: list[str]) -> str | None:
+    for line in lines[1:]:
+        if line and not _NOT_A_TITLE.match(line) and not _TRAILER.match(line):
+            return line
+    return None
+
+
+def is_bot(author: str, email: str) -> bool:
+    return author.endswith("[bot]") or "[bot]@" in email
+
+
+def classify(parent_count: int, message: str, author: str, email: str) -> Classified:
+    """Decide what one first-parent commit is, from its parents and message alone."""
+    lines = [line.strip() for line in message.strip().splitlines()]
+    subject = lines[0] if lines else ""
+    suffix = _NUMBER_SUFFIX.search(subject)
+    if parent_count > 1:
+        github = _GITHUB_MERGE.match(subject)
+        if github:
+            return Classified(
+                "merge", int(github.group(1)), _first_body_line(lines) or github.group(2)
+            )
+        bitbucket = _BITBUCKET_MERGE.match(subject)
+        if bitbucket:
+            return Classified(
+                "merge", int(bitbucket.group(2)), _first_body_line(lines) or bitbucket.group(1)
+            )
+        gitlab = _GITLAB_MERGE.search(message)
+        if gitlab:
+            return Classified("merge", int(gitlab.group(2)), _first_body_line(lines) or subject)
+        if suffix:
+            return Classified("merge", int(suffix.group(1)), subject[: suffix.start()].strip())
+        # A merge that names no PR brings another branch's line in: a branch sync.
+        return Classified("sync", None, subject)
+    if suffix:
+        return Classified("squash", int(suffix.group(1)), subject[: suffix.start()].strip())
+    gerrit = _GERRIT_REVIEWED_ON.search(message)
+    if gerrit:
+        return Classified("squash", int(gerrit.group(1)), subject)
+    return Classified("bot" if is_bot(author, email) else "direct", None, subject)
+
+
+def trailers(message: str) -> tuple[tuple[str, str], ...]:
+    """The known `Key: value` trailers of a message (Co-authored-by, Signed-off-by, …), in order."""
+    found = []
+    for line in message.splitlines():
+        match = _TRAILER.match(line.strip())
+        if match and match.group(1).lower() in TRAILER_KEYS:
+            found.append((match.group(1), match.group(2)))
+    return tuple(found)
+
+
+def person_name(value: str) -> str:
+    """`Ada Lovelace <ada@example.com>` -> `Ada Lovelace`."""
+    match = _PERSON.match(value.strip())
+    return match.group(1) if match else value.strip()
+
+
+def authors_of(author: str, message: str) -> tuple[str, ...]:
+    """The commit author, then every `Co-authored-by` trailer, each name once."""
+    co_authors = [
+        person_name(value) for key, value in trailers(message) if key.lower() == "co-authored-by"
+    ]
+    return tuple(dict.fromkeys(name for name in [author, *co_authors] if name))
+
+
+def reverted_sha(message: str) -> str | None:
+    """The commit a revert undoes (`This reverts commit X`), if the message says so."""
+    match = _REVERTS.search(message)
+    return match.group(1) if match else None
+
+
+def is_revert(message: str) -> bool:
+    return bool(_REVERT_SUBJECT.match(message.strip()) or _REVERTS.search(message))
+
+
+def cherry_picked_from(message: str) -> str | None:
+    """The original of a cherry-pick (`(cherry picked from commit X)`), if the message says so."""
+    match = _CHERRY_PICKED.search(message)
+    return match.group(1) if match else None

@@ -1,0 +1,440 @@
+"""Reconstruct merged PRs from a local clone's history (the only gitpython import).
+
+The first-parent line of a branch is the sequence of things that landed on it: merge commits
+(the PR's diff is against the first parent), squash commits, consecutive commits of one
+rebase-merged PR, and direct commits. Everything is read from one streaming `git log` call;
+patches and a PR's own commits are read per PR, only when a card needs them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import git
+
+from prsum.errors import RepositoryError, RevisionError
+from prsum.history.messages import (
+    Classified,
+    authors_of,
+    cherry_picked_from,
+    classify,
+    is_revert,
+    reverted_sha,
+    trailers,
+)
+from prsum.history.patches import parse_changes, split_patch
+from prsum.types import (
+    Commit,
+    Discovery,
+    FileChange,
+    FileDiff,
+    OtherCommit,
+    PrKind,
+    PullRequest,
+    RangeQuery,
+    Related,
+)
+
+_FIELD = "\x1f"
+_RECORD = "\x1e"
+_LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
+_OWN_COMMITS_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class _Commit:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    author_time: str
+    date: str
+    message: str
+    files: tuple[FileChange, ...]
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+    def classified(self) -> Classified:
+        return classify(len(self.parents), self.message, self.author, self.email)
+
+
+def _parse_record(record: str) -> _Commit:
+    header, _, changes = record.partition("\0")
+    sha, parents, author, email, author_time, date, message = header.split(_FIELD, 6)
+    return _Commit(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=author,
+        email=email,
+        author_time=author_time,
+        date=date,
+        message=message.strip(),
+        files=parse_changes(changes.split("\0")),
+    )
+
+
+def matches_paths(path: str, specs: tuple[str, ...]) -> bool:
+    """Whether `path` falls under one of the pathspecs: a folder, a file, or a glob."""
+    for spec in specs:
+        spec = spec.rstrip("/")
+        if (
+            spec in ("", ".")
+            or path == spec
+            or path.startswith(spec + "/")
+            or fnmatch.fnmatch(path, spec)
+        ):
+            return True
+    return False
+
+
+class History:
+    """A local git clone, read through gitpython."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self._repo = git.Repo(path, search_parent_directories=False)
+        except git.NoSuchPathError:
+            raise RepositoryError(f"{path} does not exist: pass --repo with a git clone") from None
+        except git.InvalidGitRepositoryError:
+            raise RepositoryError(
+                f"{path} is not a git repository: pass --repo with a git clone"
+            ) from None
+        self.path = path
+        self._pull_index_cache: dict[tuple[str, str, str], int] | None = None
+
+    def resolve(self, rev: str) -> str:
+        """The full sha of a commit-ish, or a RevisionError naming it."""
+        try:
+            return str(self._repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}"))
+        except git.GitCommandError:
+            raise RevisionError(
+                f"unknown revision {rev!r} in {self.path}: check the name with `git log --oneline`"
+            ) from None
+
+    def _stream_commits(self, log_args: list[str]) -> Iterator[_Commit]:
+        process = self._repo.git.log(
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "-M",
+            "--raw",
+            "--numstat",
+            "-z",
+            f"--format={_LOG_FORMAT}",
+            *log_args,
+            as_process=True,
+        )
+        # Split on bytes, decode per record: a chunk boundary may fall inside a UTF-8 character.
+        buffer = b""
+        stream = process.stdout
+        try:
+            while chunk := stream.read(1 << 16):
+                buffer += chunk
+                *records, buffer = buffer.split(_RECORD.encode())
+                for record in records:
+                    if record:
+                        yield _parse_record(record.decode("utf-8", errors="replace"))
+            if buffer:
+                yield _parse_record(buffer.decode("utf-8", errors="replace"))
+            process.wait()
+        except git.GitCommandError as exc:
+            message = (exc.stderr or str(exc)).strip().splitlines()
+            raise RepositoryError(
+                f"git log failed in {self.path}: {message[-1] if message else exc}"
+            ) from None
+
+    def _log_args(self, query: RangeQuery) -> list[str]:
+        spec = query.spec
+        if "..." in spec or spec.count("..") > 1:
+            raise RevisionError(f"cannot read range {spec!r}: use A..B, or a single revision")
+        start, dots, end = spec.partition("..")
+        if dots:
+            args = [f"{self.resolve(start or 'HEAD')}..{self.resolve(end or 'HEAD')}"]
+        else:
+            args = [self.resolve(spec)]
+        if query.since:
+            args.append(f"--since={query.since}")
+        if query.until:
+            args.append(f"--until={query.until}")
+        return args
+
+    def _pull_index(self) -> dict[tuple[str, str, str], int]:
+        """PR commits kept under `refs/pull/N/head`, by (author email, author time, subject).
+
+        A rebase merge copies a PR's commits onto the main line with new shas but the same
+        author, author date and subject: this is how such copies are traced back to their PR.
+        """
+        if self._pull_index_cache is None:
+            self._pull_index_cache = {}
+            if self._repo.git.for_each_ref("--count=1", "refs/pull/"):
+                output = self._repo.git.log(
+                    "--source",
+                    "--glob=refs/pull/*/head",
+                    f"--format=%S{_FIELD}%ae{_FIELD}%at{_FIELD}%s",
+                )
+                for line in output.splitlines():
+                    ref, email, author_time, subject = line.split(_FIELD, 3)
+                    parts = ref.split("/")
+                    if len(parts) >= 4 and parts[2].isdigit():
+                        self._pull_index_cache[(email, author_time, subject)] = int(parts[2])
+        return self._pull_index_cache
+
+    def _group_number(self, commit: _Commit, classified: Classified) -> int | None:
+        """The PR number that ties a single-parent commit to its neighbours of the same PR."""
+        if len(commit.parents) > 1 or classified.kind == "sync":
+            return None
+        if classified.number is not None:
+            return classified.number
+        return self._pull_index().get((commit.email, commit.author_time, commit.subject))
+
+    def iter_range(self, query: RangeQuery | str) -> Iterator[PullRequest | OtherCommit]:
+        """Walk the first-parent line of the query's range (or a plain `A..B`), newest first.
+
+        PRs and direct commits come out as PullRequest; branch syncs and (unless asked) bots'
+        direct commits as OtherCommit. Later reverts are noted on the PRs they undo.
+        """
+        query = RangeQuery(query) if isinstance(query, str) else query
+        reverted_by: dict[str, str] = {}
+        produced = 0
+        for group in self._groups(self._stream_commits(self._log_args(query))):
+            item = self._item(group, query)
+            if isinstance(item, PullRequest):
+                undone = next(
+                    (label for sha, label in reverted_by.items() if item.sha.startswith(sha)), None
+                )
+                if undone:
+                    item = replace(item, related=(*item.related, Related("reverted_by", undone)))
+                if item.kind == "revert" and (sha := reverted_sha(item.message)):
+                    reverted_by[sha] = item.label
+            if query.paths and not any(
+                matches_paths(f.path, query.paths) for f in self._files_of(item)
+            ):
+                continue
+            yield item
+            if isinstance(item, PullRequest):
+                produced += 1
+                if query.last is not None and produced >= query.last:
+                    return
+
+    @staticmethod
+    def _files_of(item: PullRequest | OtherCommit) -> tuple[FileChange, ...]:
+        return item.files if isinstance(item, PullRequest) else item.files_changed
+
+    def _groups(self, commits: Iterator[_Commit]) -> Iterator[list[_Commit]]:
+        """Consecutive commits of one PR (a rebase merge) together; every other commit alone."""
+        pending: list[_Commit] = []
+        pending_number: int | None = None
+        for commit in commits:
+            number = self._group_number(commit, commit.classified())
+            if pending and (number is None or number != pending_number):
+                yield pending
+                pending = []
+            if number is None:
+                yield [commit]
+            else:
+                pending.append(commit)
+                pending_number = number
+        if pending:
+            yield pending
+
+    def _item(self, commits: list[_Commit], query: RangeQuery) -> PullRequest | OtherCommit:
+        newest = commits[0]
+        classified = newest.classified()
+        number = self._group_number(newest, classified)
+        if classified.kind == "sync" or (
+            classified.kind == "bot" and number is None and not query.include_bots
+        ):
+            brings = (
+                self._synced_prs(newest) if classified.kind == "sync" and query.follow_sync else ()
+            )
+            return OtherCommit(
+                newest.sha,
+                "sync" if classified.kind == "sync" else "bot",
+                newest.subject,
+                newest.author,
+                newest.date,
+                brings=brings,
+                files_changed=newest.files,
+            )
+        return self._to_pr(commits, number)
+
+    def _synced_prs(self, merge: _Commit) -> tuple[PullRequest, ...]:
+        """The PRs a branch sync brings in: those on its second parent's line, not on the first's."""
+        query = RangeQuery(spec=f"{merge.parents[0]}..{merge.parents[1]}")
+        return tuple(
+            item for item in self.iter_range(query) if isinstance(item, PullRequest) and item.number
+        )
+
+    def _to_pr(
+        self, commits: list[_Commit], number: int | None, kind_if_not_pr: PrKind = "direct"
+    ) -> PullRequest:
+        """One PR from its first-parent commits, newest first (several only for a rebase merge)."""
+        newest, oldest = commits[0], commits[-1]
+        classified = newest.classified()
+        kind: PrKind
+        if len(commits) > 1 or (number is not None and classified.number is None):
+            kind = "rebase"  # several commits, or one traced to its PR through refs/pull
+        elif classified.kind in ("merge", "squash", "direct"):
+            kind = classified.kind
+        else:
+            kind = kind_if_not_pr
+        number = classified.number if classified.number is not None else number
+        message = "\n\n".join(commit.message for commit in reversed(commits))
+        reverts = None
+        if is_revert(newest.message):
+            kind = "revert"
+            reverts = self._label_of(reverted_sha(newest.message))
+        authors: tuple[str, ...] = ()
+        for commit in reversed(commits):
+            authors += authors_of(commit.author, commit.message)
+        return PullRequest(
+            number=number,
+            kind=kind,
+            sha=newest.sha,
+            base_sha=oldest.parents[0] if oldest.parents else None,
+            title=classified.title if len(commits) == 1 else _title_of_group(commits, classified),
+            message=message,
+            authors=tuple(dict.fromkeys(authors)),
+            merged_at=newest.date,
+            files=newest.files if len(commits) == 1 else _merge_file_lists(commits),
+            trailers=trailers(message),
+            reverts=reverts,
+            cherry_picked_from=cherry_picked_from(message),
+        )
+
+    def _label_of(self, sha: str | None) -> str | None:
+        """`#N` for a commit that landed as PR N, else its short sha (for reverts' links)."""
+        if sha is None:
+            return None
+        try:
+            commit = next(self._stream_commits(["-1", self.resolve(sha)]))
+        except (RevisionError, RepositoryError, StopIteration):
+            return sha[:7]
+        number = commit.classified().number
+        return f"#{number}" if number is not None else sha[:7]
+
+    def discover(self, query: RangeQuery | str) -> Discovery:
+        """Everything on the first-parent line of a range, sorted into PRs and other commits."""
+        query = RangeQuery(query) if isinstance(query, str) else query
+        entries: list[PullRequest] = []
+        others: dict[str, list[OtherCommit]] = {"bot": [], "sync": []}
+        for item in self.iter_range(query):
+            if isinstance(item, PullRequest):
+                entries.append(item)
+            else:
+                others[item.kind].append(item)
+        if not entries and not any(others.values()):
+            raise RevisionError(
+                f"range {query.spec!r} selects no commits: is it reversed, are both ends the same, "
+                "or do the date and path filters exclude everything?"
+            )
+        return Discovery(query.spec, tuple(entries), tuple(others["bot"]), tuple(others["sync"]))
+
+    def find_pr(self, rev: str) -> PullRequest:
+        """One PR by `#N` (searched along HEAD's first-parent line) or by a commit-ish."""
+        if rev.startswith("#") and rev[1:].isdigit():
+            number = int(rev[1:])
+            for item in self.iter_range(RangeQuery("HEAD")):
+                if isinstance(item, PullRequest) and item.number == number:
+                    return item
+            raise RevisionError(f"no PR #{number} on the first-parent line of HEAD in {self.path}")
+        commit = next(self._stream_commits(["-1", self.resolve(rev)]))
+        # A bot commit or a branch sync asked for by name is still worth a card.
+        kind_if_not_pr: PrKind = "merge" if len(commit.parents) > 1 else "direct"
+        return self._to_pr(
+            [commit], self._group_number(commit, commit.classified()), kind_if_not_pr
+        )
+
+    def diff(self, pr: PullRequest) -> tuple[FileDiff, ...]:
+        """The PR's patch against its base (the first parent), split per file."""
+        common = ["-M", "-C", "--no-color", "--no-ext-diff", "--full-index"]
+        if pr.base_sha:
+            text = self._repo.git.diff(*common, pr.base_sha, pr.sha, stdout_as_string=False)
+        else:
+            text = self._repo.git.show(
+                *common, "--format=", "--root", pr.sha, stdout_as_string=False
+            )
+        return split_patch(text.decode("utf-8", errors="replace"), pr.files)
+
+    def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
+        """The PR's own commits, oldest first, where history keeps them.
+
+        A merge's second parent holds them; a rebase merge's are the group itself; for a
+        squash, `refs/pull/N/head` holds the originals when the clone has fetched it.
+        """
+        if pr.base_sha is None:
+            return ()
+        commit = self._repo.commit(pr.sha)
+        if len(commit.parents) > 1:
+            revs = [f"{pr.base_sha}..{pr.sha}^2"]
+        elif pr.kind == "rebase":
+            revs = [f"{pr.base_sha}..{pr.sha}"]
+        elif pr.number is not None and self._has_ref(f"refs/pull/{pr.number}/head"):
+            revs = [f"refs/pull/{pr.number}/head", "--not", pr.base_sha]
+        else:
+            return ()
+        output = self._repo.git.log(
+            "--reverse",
+            f"--max-count={_OWN_COMMITS_LIMIT}",
+            f"--format={_RECORD}%H{_FIELD}%an{_FIELD}%B",
+            *revs,
+        )
+        commits = []
+        for record in output.split(_RECORD):
+            if record.strip():
+                sha, author, message = record.split(_FIELD, 2)
+                commits.append(Commit(sha.strip(), author, message.strip()))
+        return tuple(commits)
+
+    def with_own_commits(self, pr: PullRequest) -> tuple[PullRequest, tuple[Commit, ...]]:
+        """The PR with its own commits read; a merge's authors become those commits' authors.
+
+        A merge commit's author is whoever pressed "merge"; the people who wrote the PR are
+        the authors (and co-authors) of the commits it brings in.
+        """
+        commits = self.own_commits(pr)
+        if pr.kind != "merge" or not commits:
+            return pr, commits
+        authors = [name for commit in commits for name in authors_of(commit.author, commit.message)]
+        return replace(pr, authors=tuple(dict.fromkeys(authors))), commits
+
+    def _has_ref(self, ref: str) -> bool:
+
+        try:
+            self._repo.git.rev_parse("--verify", "--quiet", ref)
+        except git.GitCommandError:
+            return False
+        return True
+
+
+def _title_of_group(commits: list[_Commit], newest: Classified) -> str:
+    """A rebase-merged PR's title: the numbered subject if one has it, else the oldest subject."""
+    for commit in commits:
+        classified = commit.classified()
+        if classified.number is not None:
+            return classified.title
+    return commits[-1].subject if newest.number is None else newest.title
+
+
+def _merge_file_lists(commits: list[_Commit]) -> tuple[FileChange, ...]:
+    """Sum the per-commit file lists of a rebase-merged PR into one list."""
+    merged: dict[str, FileChange] = {}
+    for commit in reversed(commits):
+        for change in commit.files:
+            before = merged.get(change.path)
+            if before is None:
+                merged[change.path] = change
+            else:
+                merged[change.path] = FileChange(
+                    change.path,
+                    before.status,
+                    before.added + change.added,
+                    before.deleted + change.deleted,
+                    before.old_path,
+                    before.binary or change.binary,
+                )
+    return tuple(merged.values())
