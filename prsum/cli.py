@@ -8,17 +8,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from prsum import render
 from prsum.config import Settings, resolve_settings
 from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError, UsageError
-from prsum.llm.models import find_local_models, resolve_model
 from prsum.output import write_atomically
-from prsum.pipeline import Summarizer, estimate_diff_tokens, list_prs
 from prsum.types import Card, CardFailure, Discovery, RangeQuery, RangeReport
+
+if TYPE_CHECKING:
+    from prsum.pipeline import Summarizer
 
 EXIT_INTERRUPTED = 130
 
@@ -136,6 +137,13 @@ def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False)
+
+
+def _summarizer(settings: Settings) -> Summarizer:
+    # Imported here: the model-side modules are not needed by `list` and `models`.
+    from prsum.pipeline import Summarizer
+
+    return Summarizer(settings)
 
 
 def _chosen_format(fmt: OutputFormat | None, output: Path | None) -> OutputFormat:
@@ -293,7 +301,7 @@ def range_command(
             prompt_style=prompt_style,
             pr_meta=pr_meta,
         )
-        summarizer = Summarizer(settings)
+        summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
         discovery = summarizer.discover(query)
         code = _write_cards(summarizer, discovery, _chosen_format(fmt, output), output)
@@ -325,7 +333,7 @@ def show_command(
             prompt_style=prompt_style,
             pr_meta=pr_meta,
         )
-        summarizer = Summarizer(settings)
+        summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
     raise typer.Exit(code)
 
@@ -352,16 +360,18 @@ def list_command(
     debug: DebugOption = False,
 ) -> None:
     """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
-    from prsum.render.terminal import print_discovery
-
     with _errors_to_exit(debug):
         settings = _settings(repo=repo, include_bots=include_bots, pr_meta=pr_meta)
+        from prsum.discovery import estimate_diff_tokens, list_prs
+
         discovery = list_prs(
             settings, _query(settings, rev_range, paths, since, until, last, follow_sync)
         )
         estimates = estimate_diff_tokens(settings, discovery) if tokens else None
         chosen = _chosen_format(fmt, output)
         if chosen is OutputFormat.terminal and output is None:
+            from prsum.render.terminal import print_discovery
+
             print_discovery(discovery, estimates, _console())
         elif chosen in (OutputFormat.json, OutputFormat.jsonl):
             _emit(render.discovery_to_json(discovery, estimates), output)
@@ -376,6 +386,7 @@ def models_command(
     debug: DebugOption = False,
 ) -> None:
     """Say which model a run would use and why, and list the GGUF files found locally."""
+    from prsum.llm.models import find_local_models, resolve_model
     from prsum.render.terminal import print_models
 
     with _errors_to_exit(debug):

@@ -8,47 +8,16 @@ from dataclasses import replace
 from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
 from prsum.digest import touched_definitions
+from prsum.discovery import with_pr_meta
 from prsum.errors import GenerationError
 from prsum.facts import compute_facts
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
-from prsum.prmeta import load_pr_meta
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeQuery, Related
 
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
-
-
-def with_pr_meta(discovery: Discovery, settings: Settings) -> Discovery:
-    """The discovery with forge metadata (`--pr-meta`) attached to the PRs it describes."""
-    if settings.pr_meta is None:
-        return discovery
-    metas = load_pr_meta(settings.pr_meta)
-    entries = tuple(
-        replace(entry, meta=metas[entry.number]) if entry.number in metas else entry
-        for entry in discovery.entries
-    )
-    return replace(discovery, entries=entries)
-
-
-def list_prs(settings: Settings, query: RangeQuery) -> Discovery:
-    """Discovery only: what landed on the first-parent line of the range. No model is loaded."""
-    return with_pr_meta(History(settings.repo).discover(query), settings)
-
-
-def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, int]:
-    """Each entry's diff size in tokens, estimated with tiktoken: no model is loaded for this."""
-    from prsum.budget import TiktokenEstimator, compact_patch
-
-    history = History(settings.repo)
-    estimator = TiktokenEstimator()
-    return {
-        entry.sha: sum(
-            estimator.count_tokens(compact_patch(diff.patch)) for diff in history.diff(entry)
-        )
-        for entry in discovery.entries
-    }
 
 
 def open_backend(settings: Settings, model: ResolvedModel) -> Backend:

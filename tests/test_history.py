@@ -310,3 +310,16 @@ def test_range_filters_last_dates_and_paths(repo: RepoBuilder) -> None:
     assert [pr.number for pr in everything.prs] == [3, 2, 1]
     with pytest.raises(RevisionError, match="selects no commits"):
         history.discover(RangeQuery("main", until="2025-12-31"))
+
+
+def test_a_long_line_read_in_parallel_batches_keeps_its_order(repo: RepoBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prsum.history import reader
+
+    for number in range(1, 12):
+        repo.commit(f"Change {number} (#{number})", {f"src/m{number}.py": f"x = {number}\n"})
+    whole = [pr.number for pr in History(repo.path).discover("v0..main").prs]
+    monkeypatch.setattr(reader, "_BATCH", 3)
+    monkeypatch.setattr(reader, "_WORKERS", 2)
+    batched = History(repo.path).discover("v0..main").prs
+    assert [pr.number for pr in batched] == whole == list(range(11, 0, -1))
+    assert [f.path for f in batched[0].files] == ["src/m11.py"]

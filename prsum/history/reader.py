@@ -9,7 +9,10 @@ patches and a PR's own commits are read per PR, only when a card needs them.
 from __future__ import annotations
 
 import fnmatch
+import os
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,6 +45,14 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 _LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
 _OWN_COMMITS_LIMIT = 50
+# Commits per git process when a long first-parent line is read in parallel.
+_BATCH = 200
+_WORKERS = max(
+    1,
+    min(
+        4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,13 @@ class _Commit:
 
     def classified(self) -> Classified:
         return classify(len(self.parents), self.message, self.author, self.email)
+
+
+def _parse_batch(output: bytes) -> Iterator[_Commit]:
+    # Split on bytes, decode per record, so one bad byte spoils one message at most.
+    for record in output.split(_RECORD.encode()):
+        if record:
+            yield _parse_record(record.decode("utf-8", errors="replace"))
 
 
 def _parse_record(record: str) -> _Commit:
@@ -117,35 +135,46 @@ class History:
             ) from None
 
     def _stream_commits(self, log_args: list[str]) -> Iterator[_Commit]:
-        process = self._repo.git.log(
-            "--first-parent",
+        """The commits of a first-parent line, newest first, with their file lists.
+
+        Diffing is git's cost and one git process diffs on one core, so a long line is read in
+        batches by parallel git processes, at most one batch per core ahead of the reader:
+        memory stays bounded however long the history.
+        """
+        try:
+            shas = self._repo.git.rev_list("--first-parent", *log_args).split()
+            batches = [shas[start : start + _BATCH] for start in range(0, len(shas), _BATCH)]
+            if len(batches) <= 1 or _WORKERS == 1:
+                for batch in batches:
+                    yield from _parse_batch(self._log_batch(batch))
+                return
+            with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+                pending: deque[Future[bytes]] = deque()
+                for batch in batches:
+                    pending.append(pool.submit(self._log_batch, batch))
+                    if len(pending) > _WORKERS:
+                        yield from _parse_batch(pending.popleft().result())
+                while pending:
+                    yield from _parse_batch(pending.popleft().result())
+        except git.GitCommandError as exc:
+            message = (exc.stderr or str(exc)).strip().splitlines()
+            raise RepositoryError(
+                f"git failed in {self.path}: {message[-1] if message else exc}"
+            ) from None
+
+    def _log_batch(self, shas: list[str]) -> bytes:
+        output: bytes = self._repo.git.log(
+            "--no-walk=unsorted",
             "--diff-merges=first-parent",
             "-M",
             "--raw",
             "--numstat",
             "-z",
             f"--format={_LOG_FORMAT}",
-            *log_args,
-            as_process=True,
+            *shas,
+            stdout_as_string=False,
         )
-        # Split on bytes, decode per record: a chunk boundary may fall inside a UTF-8 character.
-        buffer = b""
-        stream = process.stdout
-        try:
-            while chunk := stream.read(1 << 16):
-                buffer += chunk
-                *records, buffer = buffer.split(_RECORD.encode())
-                for record in records:
-                    if record:
-                        yield _parse_record(record.decode("utf-8", errors="replace"))
-            if buffer:
-                yield _parse_record(buffer.decode("utf-8", errors="replace"))
-            process.wait()
-        except git.GitCommandError as exc:
-            message = (exc.stderr or str(exc)).strip().splitlines()
-            raise RepositoryError(
-                f"git log failed in {self.path}: {message[-1] if message else exc}"
-            ) from None
+        return output
 
     def _log_args(self, query: RangeQuery) -> list[str]:
         spec = query.spec
@@ -403,7 +432,6 @@ class History:
         return replace(pr, authors=tuple(dict.fromkeys(authors))), commits
 
     def _has_ref(self, ref: str) -> bool:
-
         try:
             self._repo.git.rev_parse("--verify", "--quiet", ref)
         except git.GitCommandError:
