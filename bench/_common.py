@@ -19,7 +19,9 @@ def fixture_clone(name: str, target_root: Path) -> Path:
         raise SystemExit(f"{bundle} is missing: pass --repo with a clone instead")
     target = target_root / name
     if not target.exists():
-        subprocess.run(["git", "clone", "-q", str(bundle), str(target)], check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "clone", "-q", str(bundle), str(target)], check=True, stderr=subprocess.DEVNULL
+        )
     return target
 
 

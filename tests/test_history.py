@@ -312,7 +312,9 @@ def test_range_filters_last_dates_and_paths(repo: RepoBuilder) -> None:
         history.discover(RangeQuery("main", until="2025-12-31"))
 
 
-def test_a_long_line_read_in_parallel_batches_keeps_its_order(repo: RepoBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_line_read_in_parallel_batches_keeps_its_order(
+    repo: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from prsum.history import reader
 
     for number in range(1, 12):
