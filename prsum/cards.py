@@ -205,6 +205,8 @@ class CardWriter:
                 return _Packed(
                     prompt, digests, packed.coverage_whole, packed.coverage_clipped, packed.left_out
                 )
+            if not packed.text:
+                raise ConfigError(f"--ctx {context} is too small for prsum's prompt: use at least {context + overflow + 256}")
             budget -= overflow + 8
 
     def _copied(self, text: str, pr_text: str) -> bool:
