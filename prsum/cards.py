@@ -16,7 +16,7 @@ from typing import Literal
 
 from prsum import prompts
 from prsum.budget import pack_diff, salience_order
-from prsum.digest import FileDigest, digest_patch
+from prsum.digest import FileDigest, digest_patch, relevance, title_words
 from prsum.errors import ConfigError
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, cited_names, ground_text
@@ -28,6 +28,7 @@ from prsum.types import (
     Commit,
     Coverage,
     Facts,
+    FileChange,
     FileDiff,
     Focus,
     Language,
@@ -44,7 +45,11 @@ PromptStyle = Literal["digest", "diff"]
 # sum (and a little for the labels) is kept free after the first prompt.
 _FIELD_TOKENS = {"headline": 40, "summary": 120, "lesson": 60}
 OUTPUT_RESERVE = sum(_FIELD_TOKENS.values()) + 40
-_MAX_CHANGE_LINES = 12
+# The digest lists each source file on a line of its own, up to this many; other kinds get
+# lines of their own only when they are few, else one line per kind.
+_MAX_SOURCE_LINES = 16
+_MAX_LINES_PER_KIND = 2
+_FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
 # Free-running attempts per field before our code writes it instead.
 _ATTEMPTS = 3
 # How much the rubric's prior outweighs the model's preference, in nats: the model moves the
@@ -134,6 +139,13 @@ def _similar(text: str, other: str) -> bool:
 
 
 @dataclass(frozen=True)
+class _DigestLine:
+    text: str
+    paths: tuple[str, ...]
+    reason: str | None  # why its files are not listed one by one, for a grouped line
+
+
+@dataclass(frozen=True)
 class _Packed:
     prompt: str
     digests: dict[str, FileDigest]
@@ -164,32 +176,35 @@ class CardWriter:
             change.path: digest_patch(change.path, patches.get(change.path, ""))
             for change in pr.files
         }
-        ordered = salience_order(pr.files)
-        lines = [
-            prompts.change_line(change, digests[change.path], self.lang)
-            for change in ordered[:_MAX_CHANGE_LINES]
-        ]
-        if len(ordered) > _MAX_CHANGE_LINES:
-            lines.append(prompts.more_files_line(len(ordered) - _MAX_CHANGE_LINES, self.lang))
+        plan = self._digest_plan(pr, digests)
         context = self.backend.context_size
         fixed = self.frame_tokens + OUTPUT_RESERVE
+        # The digest loses its least salient lines until the prompt fits.
+        while True:
+            lines = [entry.text for entry in plan]
+            prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang, extra)
+            if self.backend.count_tokens(prompt) + OUTPUT_RESERVE <= context:
+                break
+            if not plan:
+                raise ConfigError(
+                    f"--ctx {context} is too small for prsum's prompt: use at least {fixed + 256}"
+                )
+            plan.pop()
+        listed = {path for entry in plan for path in entry.paths}
+        unlisted = [
+            LeftOut(c.path, "not in the digest: no room left in the context")
+            for c in pr.files
+            if c.path not in listed
+        ]
         if self.style == "digest":
-            # Drop digest lines from the end until the prompt fits.
-            while True:
-                prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang, extra)
-                if self.backend.count_tokens(prompt) + OUTPUT_RESERVE <= context:
-                    break
-                if not lines:
-                    raise ConfigError(
-                        f"--ctx {context} is too small for prsum's prompt: use at least {fixed + 256}"
-                    )
-                lines.pop()
-            shown = [change.path for change in ordered[: len(lines)]]
-            left_out = [
-                LeftOut(change.path, "not in the digest: no room")
-                for change in ordered[len(shown) :]
+            whole = [path for entry in plan if entry.reason is None for path in entry.paths]
+            grouped = [
+                LeftOut(path, entry.reason)
+                for entry in plan
+                if entry.reason
+                for path in entry.paths
             ]
-            return _Packed(prompt, digests, tuple(shown), (), tuple(left_out))
+            return _Packed(prompt, digests, tuple(whole), (), tuple(grouped + unlisted))
         empty = self.frame + prompts.pr_block(pr, facts, lines, "", self.lang, extra)
         budget = context - OUTPUT_RESERVE - self.backend.count_tokens(empty)
         if budget < 0:
@@ -206,8 +221,39 @@ class CardWriter:
                     prompt, digests, packed.coverage_whole, packed.coverage_clipped, packed.left_out
                 )
             if not packed.text:
-                raise ConfigError(f"--ctx {context} is too small for prsum's prompt: use at least {context + overflow + 256}")
+                raise ConfigError(
+                    f"--ctx {context} is too small for prsum's prompt: use at least {context + overflow + 256}"
+                )
             budget -= overflow + 8
+
+    def _digest_plan(self, pr: PullRequest, digests: dict[str, FileDigest]) -> list[_DigestLine]:
+        """One line per source file (up to a cap) and per odd other file; the rest grouped by kind."""
+        by_kind: dict[str, list[FileChange]] = {}
+        for change in salience_order(pr.files):
+            by_kind.setdefault(file_kind(change.path), []).append(change)
+        plan: list[_DigestLine] = []
+        for kind, changes in by_kind.items():
+            cap = _MAX_SOURCE_LINES if kind == "source" else _MAX_LINES_PER_KIND
+            if kind in ("lock", "vendored") or len(changes) > cap + 1:
+                singles, rest = (
+                    ([], changes) if kind != "source" else (changes[:cap], changes[cap:])
+                )
+            else:
+                singles, rest = changes, []
+            plan += [
+                _DigestLine(prompts.change_line(c, digests[c.path], self.lang), (c.path,), None)
+                for c in singles
+            ]
+            if rest:
+                reason = f"compressed: one line for {len(rest)} {kind} files"
+                plan.append(
+                    _DigestLine(
+                        prompts.group_line(kind, rest, self.lang),
+                        tuple(c.path for c in rest),
+                        reason,
+                    )
+                )
+        return plan
 
     def _copied(self, text: str, pr_text: str) -> bool:
         """Whether `text` lifts a run from the worked examples that this PR does not contain."""
@@ -285,24 +331,30 @@ class CardWriter:
             key=lambda pair: pair[1] + (_PRIOR_WEIGHT if pair[0] == prior else 0.0),
         )[0]
 
-    def _focus(self, pr: PullRequest, packed: _Packed, verdict: Verdict) -> tuple[Focus, ...]:
-        """The places to read first: the most salient source (or test) files the model saw."""
-        if verdict == "skip":
-            return ()
+    def _places(self, pr: PullRequest, packed: _Packed) -> list[Focus]:
+        """Where to read first, best first: source and test files the model saw.
+
+        Files whose changes are about what the title says come first; otherwise salience
+        (source before tests, larger changes first) decides.
+        """
         seen = set(packed.coverage_whole) | set(packed.coverage_clipped)
-        places = [
-            change
-            for change in salience_order(pr.files)
-            if change.path in seen and file_kind(change.path) in ("source", "test")
-        ]
-        return tuple(
-            Focus(
-                path=change.path,
-                why=prompts.focus_reason(packed.digests[change.path], change, self.lang),
-                symbol=packed.digests[change.path].main_symbol,
-            )
-            for change in places[: 2 if verdict == "deep" else 1]
+        words = title_words(pr.title)
+        changes = sorted(
+            (
+                change
+                for change in salience_order(pr.files)
+                if change.path in seen and file_kind(change.path) in ("source", "test")
+            ),
+            key=lambda change: -relevance(words, change.path, packed.digests[change.path].names),
         )
+        places = []
+        for change in changes:
+            digest = packed.digests[change.path]
+            symbol = max(digest.names, key=lambda name: relevance(words, "", (name,)), default=None)
+            places.append(
+                Focus(change.path, prompts.focus_reason(digest, change, self.lang), symbol)
+            )
+        return places
 
     def _label(self, name: str) -> str:
         return prompts.label(self.lang, name)
@@ -325,11 +377,11 @@ class CardWriter:
         )
         usage = _Usage()
         labels = self.labels
+        places = self._places(pr, packed)
 
         headline = self._field(prompt + self._label(labels.headline), "headline", usage, card)
         if not headline:
-            main = salience_order(pr.files)[0].path if pr.files else None
-            symbol = packed.digests[main].main_symbol if main else None
+            symbol = places[0].symbol if places else None
             headline = prompts.fallback_headline(pr, facts, symbol, self.lang)
             card.written.append(headline)
         prompt += f"{self._label(labels.headline)}{headline}\n{self._label(labels.verdict)}"
@@ -338,7 +390,7 @@ class CardWriter:
 
         said = self._field(prompt + self._label(labels.summary), "summary", usage, card)
         prompt += f"{self._label(labels.summary)}{said}\n"
-        focus = self._focus(pr, packed, verdict)
+        focus = tuple(places[: _FOCUS_PLACES[verdict]])
         lessons: tuple[str, ...] = ()
         if verdict != "skip":
             lesson = self._field(

@@ -53,6 +53,10 @@ class FileDigest:
         """The one definition a reader should open first."""
         return (self.added or self.changed or (None,))[0]
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (*self.added, *self.changed)
+
 
 def definition_name(line: str) -> str | None:
     for pattern in (_DEFINITION, _JS_ASSIGNED_FUNCTION, _JS_METHOD):
@@ -63,28 +67,33 @@ def definition_name(line: str) -> str | None:
 
 
 def digest_patch(path: str, patch: str) -> FileDigest:
-    """The definitions a file's patch adds and changes, most touched first."""
+    """The definitions a file's patch adds and changes, most touched first.
+
+    A changed line belongs to the nearest definition above it: the hunk header's (git's
+    function context) or one that appears on the hunk's own context lines.
+    """
     plus: list[str] = []
     minus: set[str] = set()
     touched: Counter[str] = Counter()
+    enclosing: str | None = None
     for line in patch.splitlines():
-        if line.startswith("+++") or line.startswith("---"):
+        if line.startswith(("+++", "---")):
             continue
         hunk = _HUNK.match(line)
         if hunk:
-            name = definition_name(hunk.group(1))
-            if name:
-                touched[name] += 1
-        elif line.startswith(("+", "-", " ")):
-            name = definition_name(line[1:])
-            if name is None:
-                continue
-            if line.startswith("+"):
-                plus.append(name)
-            elif line.startswith("-"):
-                minus.add(name)
-            if line[0] != " ":
-                touched[name] += 1
+            enclosing = definition_name(hunk.group(1))
+            continue
+        if not line.startswith(("+", "-", " ")):
+            continue
+        name = definition_name(line[1:])
+        if line.startswith(" "):
+            enclosing = name or enclosing
+            continue
+        if name is not None:
+            (plus.append if line.startswith("+") else minus.add)(name)
+            touched[name] += 1
+        elif enclosing is not None:
+            touched[enclosing] += 1
     added = tuple(dict.fromkeys(name for name in plus if name not in minus))
     changed = tuple(name for name, _ in touched.most_common() if name not in added)
     return FileDigest(path, added[:_MAX_NAMES], changed[:_MAX_NAMES])
@@ -94,3 +103,79 @@ def touched_definitions(diff: FileDiff) -> set[str]:
     """Every definition a file's patch adds or changes."""
     digest = digest_patch(diff.path, diff.patch)
     return {*digest.added, *digest.changed}
+
+
+# Title words that say what kind of change it is, not where: they point at no code.
+_GENERIC_WORDS = frozenset(
+    [
+        "update",
+        "updates",
+        "add",
+        "adds",
+        "added",
+        "fix",
+        "fixes",
+        "fixed",
+        "make",
+        "makes",
+        "support",
+        "improve",
+        "improves",
+        "change",
+        "changes",
+        "remove",
+        "removes",
+        "use",
+        "uses",
+        "when",
+        "with",
+        "from",
+        "into",
+        "that",
+        "this",
+        "version",
+        "bump",
+        "release",
+        "more",
+        "some",
+        "also",
+        "allow",
+        "allows",
+        "new",
+        "refactor",
+        "clean",
+        "cleanup",
+        "handle",
+        "handles",
+    ]
+)
+
+
+def title_words(title: str) -> frozenset[str]:
+    """The words of a PR title that may name code: four letters or more, not generic verbs."""
+    return frozenset(
+        word
+        for word in re.findall(r"[a-z][a-z0-9]{3,}", title.lower())
+        if word not in _GENERIC_WORDS
+    )
+
+
+def _name_words(text: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return {word.lower() for word in re.split(r"[^A-Za-z0-9]+", spaced) if word}
+
+
+def relevance(words: frozenset[str], path: str, names: tuple[str, ...]) -> float:
+    """How much a file is about what its PR's title says.
+
+    The number of title words its path and changed definitions contain, plus the share of
+    those definitions that contain one: a file whose changes are all about the title ranks
+    above one where a matching name is one of many.
+    """
+
+    def matches(text: str) -> set[str]:
+        return {word for word in words if any(part.startswith(word) for part in _name_words(text))}
+
+    found = matches(path).union(*(matches(name) for name in names))
+    share = sum(1 for name in names if matches(name)) / len(names) if names else 0.0
+    return len(found) + share if found else 0.0

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from importlib.resources import files
 from pathlib import Path
 
 import git
@@ -124,6 +125,9 @@ class History:
             ) from None
         self.path = path
         self._pull_index_cache: dict[tuple[str, str, str], int] | None = None
+        # Hunk headers that name the enclosing function: see the file's own comment.
+        attributes = files("prsum.history").joinpath("gitattributes")
+        self._repo.git.set_persistent_git_options(c=f"core.attributesFile={attributes}")
 
     def resolve(self, rev: str) -> str:
         """The full sha of a commit-ish, or a RevisionError naming it."""

@@ -182,8 +182,37 @@ def change_line(change: FileChange, digest: FileDigest | None, lang: Language) -
     return head + (": " + "; ".join(parts) if parts else "")
 
 
-def more_files_line(count: int, lang: Language) -> str:
-    return f"- …（另有 {count} 个文件）" if lang == "zh" else f"- … ({count} more files)"
+_KIND_WORDS: dict[Language, dict[str, str]] = {
+    "zh": {
+        "source": "源码",
+        "test": "测试",
+        "docs": "文档",
+        "config": "配置",
+        "ci": "CI",
+        "lock": "锁",
+        "vendored": "第三方",
+    },
+    "en": {
+        "source": "source",
+        "test": "test",
+        "docs": "docs",
+        "config": "config",
+        "ci": "CI",
+        "lock": "lock",
+        "vendored": "vendored",
+    },
+}
+
+
+def group_line(kind: str, changes: Sequence[FileChange], lang: Language) -> str:
+    """Several files of one kind compressed into one line: count, size, the first names."""
+    added = sum(change.added for change in changes)
+    deleted = sum(change.deleted for change in changes)
+    names = [change.path for change in changes[:2]]
+    word = _KIND_WORDS[lang].get(kind, kind)
+    if lang == "zh":
+        return f"- {word}文件 {len(changes)} 个（+{added} −{deleted}）：{'、'.join(names)} 等"
+    return f"- {len(changes)} {word} files (+{added} -{deleted}): {', '.join(names)}, …"
 
 
 _EXCERPT_CHARS = 300
@@ -321,14 +350,23 @@ def pointer_sentence(path: str, symbol: str | None, lang: Language) -> str:
 
 
 def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
-    """Why a place is worth reading first, from what its diff adds and changes."""
-    if lang == "zh":
-        if digest.added:
-            return f"新增 {'、'.join(f'`{name}`' for name in digest.added)}（+{change.added} −{change.deleted}）"
-        return f"改动最集中的地方（+{change.added} −{change.deleted}）"
+    """Why a place is worth reading first: the definitions its diff adds and changes."""
+    zh = lang == "zh"
+    separator = "、" if zh else ", "
+    parts = []
     if digest.added:
-        return f"adds {', '.join(f'`{name}`' for name in digest.added)} (+{change.added} -{change.deleted})"
-    return f"where most of the change is (+{change.added} -{change.deleted})"
+        parts.append(
+            ("新增 " if zh else "adds ") + separator.join(f"`{name}`" for name in digest.added[:3])
+        )
+    if digest.changed:
+        parts.append(
+            ("修改 " if zh else "changes ")
+            + separator.join(f"`{name}`" for name in digest.changed[:3])
+        )
+    size = f"+{change.added} −{change.deleted}" if zh else f"+{change.added} -{change.deleted}"
+    if not parts:
+        return f"改动最集中的地方（{size}）" if zh else f"where most of the change is ({size})"
+    return "；".join(parts) + f"（{size}）" if zh else "; ".join(parts) + f" ({size})"
 
 
 def follow_ups(pr: PullRequest, facts: Facts, lang: Language) -> list[str]:
