@@ -36,6 +36,7 @@ _SNAPSHOT_PATH = re.compile(r"(^|/)(__snapshots__|snapshots)/|\.snap$|\.ambr$")
 _MINIFIED_PATH = re.compile(r"\.min\.(js|css|mjs)$|\.bundle\.js$|\.map$")
 _MINIFIED_LINE = 1000  # characters: no human writes such a line
 _HUNK_START = re.compile(r"^@@ ", re.MULTILINE)
+NO_ROOM = "no room left in the context"
 
 
 class TokenCounter(Protocol):
@@ -163,23 +164,36 @@ def _clip_file(header: str, hunks: list[Hunk], budget: int, counter: TokenCounte
     return "\n".join([header, *(hunks[i].text for i in sorted(chosen))])
 
 
+def water_level(costs: Sequence[int], budget: int) -> int:
+    """The largest per-file allowance `c` with sum(min(cost, c)) within `budget`.
+
+    Files cheaper than `c` go in whole; the others share what is left equally, so one huge
+    file cannot crowd out the rest of its tier.
+    """
+    low, high = 0, max(costs, default=0)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if sum(min(cost, middle) for cost in costs) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def pack_diff(
     files: Sequence[FileChange],
     diffs: Sequence[FileDiff],
     budget: int,
     counter: TokenCounter,
 ) -> PackedDiff:
-    """Whole files by salience while they fit; a large file gets its most telling hunks.
+    """Whole files while they fit; a large file gets its most telling hunks.
 
-    No file may take more than a fair share of what is left (a third of it, while at least
-    three files wait), so one huge file cannot crowd out the rest.
+    Tiers are served in salience order (source, tests, docs, config, CI); within a tier the
+    budget is water-filled (see `water_level`), never below a useful clip of a file.
     """
     patches = {diff.path: diff.patch for diff in diffs}
-    parts: list[str] = []
-    whole: list[str] = []
-    clipped: list[str] = []
     left_out: list[LeftOut] = []
-    candidates: list[tuple[FileChange, str, list[Hunk]]] = []
+    tiers: dict[int, list[tuple[FileChange, str, list[Hunk]]]] = {}
     for change in salience_order(files):
         patch = patches.get(change.path, "")
         reason = noise_reason(change, patch)
@@ -195,28 +209,39 @@ def pack_diff(
             elif not kept:
                 reason = "whitespace-only change"
             else:
-                candidates.append((change, header, kept))
+                tiers.setdefault(SALIENCE.get(file_kind(change.path), 9), []).append(
+                    (change, header, kept)
+                )
         if reason is not None:
             left_out.append(LeftOut(change.path, reason))
+    parts: list[str] = []
+    whole: list[str] = []
+    clipped: list[str] = []
     remaining = budget
-    for position, (change, header, hunks) in enumerate(candidates):
-        text = "\n".join([header, *(hunk.text for hunk in hunks)])
+    for _, members in sorted(tiers.items()):
+        texts = [
+            "\n".join([header, *(hunk.text for hunk in hunks)]) for _, header, hunks in members
+        ]
         # Longer than any tokenizer could fit: not whole, and not worth counting exactly.
-        too_long = len(text) > max(0, remaining) * _CHARS_PER_TOKEN_CEILING
-        # +1 for the newline that joins it to the next file.
-        cost = sys.maxsize if too_long else counter.count_tokens(text) + 1
-        waiting = len(candidates) - position
-        share = remaining if waiting < 3 else max(MIN_CLIP_TOKENS, remaining // 3)
-        if cost <= share:
-            parts.append(text)
-            whole.append(change.path)
-            remaining -= cost
-        elif remaining >= MIN_CLIP_TOKENS and (
-            piece := _clip_file(header, hunks, min(share, remaining) - 1, counter)
-        ):
-            parts.append(piece)
-            clipped.append(change.path)
-            remaining -= counter.count_tokens(piece) + 1
-        else:
-            left_out.append(LeftOut(change.path, "no room left in the context"))
+        costs = [
+            sys.maxsize
+            if len(text) > max(0, remaining) * _CHARS_PER_TOKEN_CEILING
+            else counter.count_tokens(text) + 1
+            for text in texts
+        ]
+        allowance = max(water_level(costs, remaining), MIN_CLIP_TOKENS)
+        for (change, header, hunks), text, cost in zip(members, texts, costs, strict=True):
+            room = min(allowance, remaining)
+            if cost <= room:
+                parts.append(text)
+                whole.append(change.path)
+                remaining -= cost
+            elif room >= MIN_CLIP_TOKENS and (
+                piece := _clip_file(header, hunks, room - 1, counter)
+            ):
+                parts.append(piece)
+                clipped.append(change.path)
+                remaining -= counter.count_tokens(piece) + 1
+            else:
+                left_out.append(LeftOut(change.path, NO_ROOM))
     return PackedDiff("\n".join(parts), tuple(whole), tuple(clipped), tuple(left_out))

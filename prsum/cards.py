@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prsum import prompts
-from prsum.budget import pack_diff, salience_order
+from prsum.budget import NO_ROOM, compact_patch, pack_diff, salience_order
+from prsum.cache import JsonStore
 from prsum.digest import FileDigest, digest_patch, relevance, title_words
 from prsum.errors import ConfigError
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, cited_names, ground_text
 from prsum.llm import Backend, Completion
+from prsum.mapreduce import NOTE_TOKENS, ChunkNoter
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import (
     Card,
@@ -33,6 +35,7 @@ from prsum.types import (
     Focus,
     Language,
     LeftOut,
+    PackedDiff,
     Provenance,
     PullRequest,
     Timing,
@@ -157,18 +160,73 @@ class _Packed:
 class CardWriter:
     """Writes cards with one backend, in one language; the prompt frame is shared by every card."""
 
-    def __init__(self, backend: Backend, lang: Language, style: PromptStyle) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        lang: Language,
+        style: PromptStyle,
+        *,
+        map_chunks: int = 0,
+        note_store: JsonStore | None = None,
+    ) -> None:
+        """`map_chunks`: at most this many model-written chunk notes per PR (diff view only)."""
         self.backend = backend
         self.lang = lang
         self.style = style
+        self.map_chunks = map_chunks
+        self.noter = (
+            ChunkNoter(backend, lang, note_store) if map_chunks > 0 and style == "diff" else None
+        )
         self.labels = prompts.LABELS[lang]
         self.frame = prompts.frame(lang)
         self.frame_tokens = backend.count_tokens(self.frame)
         self.label_words = {value for value in vars(self.labels).values() if isinstance(value, str)}
         self.facts_phrases = prompts.facts_phrases(lang)
 
+    def _noted(
+        self,
+        pr: PullRequest,
+        diffs: tuple[FileDiff, ...],
+        packed: PackedDiff,
+        extra: list[str],
+        evidence: Evidence,
+        usage: _Usage,
+    ) -> tuple[list[str], dict[str, str]]:
+        """Notes on the files left out for room: extra prompt lines, and each noted file's reason."""
+        assert self.noter is not None
+        patches = {diff.path: compact_patch(diff.patch) for diff in diffs}
+        pieces = [
+            (item.path, patches[item.path])
+            for item in packed.left_out
+            if item.reason == NO_ROOM and item.path in patches
+        ]
+        lines = list(extra)
+        noted: dict[str, str] = {}
+        for note in self.noter.notes(pieces, self.map_chunks):
+            if note.completion is not None:
+                usage.add(note.completion)
+            copied = self._copied(note.text, evidence.text, self.noter.frame)
+            if (
+                not note.text
+                or copied
+                or any(not evidence.knows(name) for name in cited_names(note.text))
+            ):
+                continue
+            lines.append(prompts.label(self.lang, self.labels.notes) + note.text)
+            noted.update(
+                (path, f"seen through a chunk note ({len(note.paths)} files)")
+                for path in note.paths
+            )
+        return lines, noted
+
     def _pack(
-        self, pr: PullRequest, facts: Facts, diffs: tuple[FileDiff, ...], extra: list[str]
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        extra: list[str],
+        evidence: Evidence,
+        usage: _Usage,
     ) -> _Packed:
         """The prompt for `pr`, as much of it as fits, checked against the context size."""
         patches = {diff.path: diff.patch for diff in diffs}
@@ -211,20 +269,31 @@ class CardWriter:
             raise ConfigError(
                 f"--ctx {context} is too small for prsum's prompt: use at least {context - budget + 256}"
             )
+        packed = pack_diff(pr.files, diffs, budget, self.backend)
+        noted: dict[str, str] = {}
+        if self.noter is not None and any(item.reason == NO_ROOM for item in packed.left_out):
+            # Map-reduce: make room for one note line per chunk of what does not fit.
+            budget -= self.map_chunks * (NOTE_TOKENS + 8)
+            packed = pack_diff(pr.files, diffs, max(0, budget), self.backend)
+            extra, noted = self._noted(pr, diffs, packed, extra, evidence, usage)
         # The joined pieces can count a few tokens more than their sum: shrink until it fits.
         while True:
-            packed = pack_diff(pr.files, diffs, budget, self.backend)
             prompt = self.frame + prompts.pr_block(pr, facts, lines, packed.text, self.lang, extra)
             overflow = self.backend.count_tokens(prompt) + OUTPUT_RESERVE - context
             if overflow <= 0:
+                left_out = tuple(
+                    LeftOut(item.path, noted[item.path]) if item.path in noted else item
+                    for item in packed.left_out
+                )
                 return _Packed(
-                    prompt, digests, packed.coverage_whole, packed.coverage_clipped, packed.left_out
+                    prompt, digests, packed.coverage_whole, packed.coverage_clipped, left_out
                 )
             if not packed.text:
                 raise ConfigError(
                     f"--ctx {context} is too small for prsum's prompt: use at least {context + overflow + 256}"
                 )
             budget -= overflow + 8
+            packed = pack_diff(pr.files, diffs, budget, self.backend)
 
     def _digest_plan(self, pr: PullRequest, digests: dict[str, FileDigest]) -> list[_DigestLine]:
         """One line per source file (up to a cap) and per odd other file; the rest grouped by kind."""
@@ -255,13 +324,13 @@ class CardWriter:
                 )
         return plan
 
-    def _copied(self, text: str, pr_text: str) -> bool:
+    def _copied(self, text: str, pr_text: str, frame: str | None = None) -> bool:
         """Whether `text` lifts a run from the worked examples that this PR does not contain."""
+        frame = self.frame if frame is None else frame
         window = 8 if self.lang == "zh" else 24
         pieces = (text[start : start + window] for start in range(max(0, len(text) - window) + 1))
         return any(
-            len(piece) == window and piece in self.frame and piece not in pr_text
-            for piece in pieces
+            len(piece) == window and piece in frame and piece not in pr_text for piece in pieces
         )
 
     def _is_none(self, text: str) -> bool:
@@ -367,15 +436,16 @@ class CardWriter:
         commits: Sequence[Commit] = (),
     ) -> Card:
         extra = prompts.context_lines(pr, commits, self.lang)
-        packed = self._pack(pr, facts, diffs, extra)
+        evidence = Evidence.of(pr, diffs)
+        usage = _Usage()
+        packed = self._pack(pr, facts, diffs, extra, evidence, usage)
         prompt = packed.prompt
         card = _CardContext(
             pr_text=prompt[len(self.frame) :],
             title=pr.title,
             stated_numbers=set(_NUMBER.findall(f"{pr.title}\n{pr.message}")),
-            evidence=Evidence.of(pr, diffs),
+            evidence=evidence,
         )
-        usage = _Usage()
         labels = self.labels
         places = self._places(pr, packed)
 

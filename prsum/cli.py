@@ -96,6 +96,14 @@ StyleOption = Annotated[
         "or `auto` (digest for models under 1 GiB). [default: auto]",
     ),
 ]
+MapChunksOption = Annotated[
+    int | None,
+    typer.Option(
+        "--map-chunks",
+        help="Diff view: at most this many model-written notes per PR on chunks that do not fit; 0 turns it off. [default: 4]",
+        min=0,
+    ),
+]
 DebugOption = Annotated[
     bool, typer.Option("--debug", help="Show tracebacks and llama.cpp's own log.")
 ]
@@ -105,7 +113,10 @@ def _settings(**flags: Any) -> Settings:
     given = {
         name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
     }
-    given = {name: value for name, value in given.items() if value not in (None, False)}
+    # A switch left off and an option not given both defer to the environment and pyproject.
+    given = {
+        name: value for name, value in given.items() if value is not None and value is not False
+    }
     return resolve_settings(given)
 
 
@@ -287,6 +298,7 @@ def range_command(
     last: LastOption = None,
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
+    map_chunks: MapChunksOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -299,6 +311,7 @@ def range_command(
             threads=threads,
             include_bots=include_bots,
             prompt_style=prompt_style,
+            map_chunks=map_chunks,
             pr_meta=pr_meta,
         )
         summarizer = _summarizer(settings)
@@ -320,6 +333,7 @@ def show_command(
     threads: ThreadsOption = None,
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
+    map_chunks: MapChunksOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -331,6 +345,7 @@ def show_command(
             ctx=ctx,
             threads=threads,
             prompt_style=prompt_style,
+            map_chunks=map_chunks,
             pr_meta=pr_meta,
         )
         summarizer = _summarizer(settings)

@@ -18,6 +18,7 @@ PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
 DEFAULT_CONTEXT = 4096
 MIN_CONTEXT = 512
+DEFAULT_MAP_CHUNKS = 4
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Settings:
     include_bots: bool
     prompt_style: PromptStyleSetting
     pr_meta: Path | None
+    map_chunks: int  # model-written notes per PR for diff chunks that do not fit (diff view)
     cache_dir: Path
     sources: Mapping[str, Source] = field(default_factory=dict)
 
@@ -154,6 +156,7 @@ def resolve_settings(
         include_bots=pick("include_bots", _to_bool, False),
         prompt_style=pick("prompt_style", _to_prompt_style, "auto"),
         pr_meta=pick("pr_meta", path_setting("pr_meta"), None),
+        map_chunks=pick("map_chunks", _to_positive_int(0), DEFAULT_MAP_CHUNKS),
         cache_dir=user_cache_dir(env),
         sources=sources,
     )

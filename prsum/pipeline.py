@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
+from prsum.cache import JsonStore
 from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
 from prsum.digest import touched_definitions
@@ -69,7 +70,13 @@ class Summarizer:
                 model = resolve_model(self.settings)
                 self._backend = open_backend(self.settings, model)
                 self._style = prompt_style_for(self.settings, model)
-            self._writer = CardWriter(self._backend, self.settings.lang, self._style)
+            self._writer = CardWriter(
+                self._backend,
+                self.settings.lang,
+                self._style,
+                map_chunks=self.settings.map_chunks,
+                note_store=JsonStore(self.settings.cache_dir / "notes"),
+            )
         return self._writer
 
     def load(self) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from prsum.cache import JsonStore
 from prsum.cards import CardWriter, clean_field, in_language
 from prsum.errors import ConfigError
 from prsum.facts import compute_facts
@@ -168,3 +171,59 @@ def test_prompts_never_exceed_the_context(repo: RepoBuilder, context: int, style
 def test_clean_field_drops_repeated_clauses() -> None:
     assert clean_field(" 修复了错误，修复了错误，修复了错误 ") == "修复了错误，"
     assert clean_field("Adds a flag. Adds a flag. Done.") == "Adds a flag. Done."
+
+
+def huge_pr(repo: RepoBuilder) -> None:
+    """50,000 changed lines over 300 files: source, tests and docs."""
+    files: dict[str, str | bytes | None] = {}
+    for index in range(300):
+        folder = ("src", "tests", "docs")[index % 3]
+        suffix = ".md" if folder == "docs" else ".py"
+        name = f"{folder}/{'test_' if folder == 'tests' else ''}part_{index}{suffix}"
+        files[name] = "".join(
+            f"def function_{index}_{line}(value):\n" if line % 4 == 0 else f"    value += {line}\n"
+            for line in range(167)
+        )
+    repo.commit("Generate the world (#99)", files)
+
+
+@pytest.mark.parametrize("context", [2048, 8192])
+def test_a_50000_line_pr_fits_with_notes_and_coverage(
+    repo: RepoBuilder, context: int, tmp_path: Path
+) -> None:
+    huge_pr(repo)
+    notes_asked: list[str] = []
+    backend = FakeBackend(
+        context=context,
+        answers={
+            "要点": [f"新增 `function_{i}_0`。" for i in range(10)],
+            "概括": ["生成大量模块"],
+            "摘要": ["新增三百个文件。"],
+        },
+        on_complete=lambda prompt: (
+            notes_asked.append(prompt) if prompt.endswith("要点：") else None
+        ),
+    )
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    diffs = history.diff(pr)
+    assert pr.added + pr.deleted >= 50000 and len(pr.files) == 300
+    store = JsonStore(tmp_path / "notes")
+    writer = CardWriter(backend, "zh", "diff", map_chunks=3, note_store=store)
+    card = writer.write(pr, compute_facts(pr, diffs), diffs)
+    coverage = card.coverage
+    assert coverage.prompt_tokens <= context
+    assert all(backend.count_tokens(prompt) <= context for prompt in backend.prompts)
+    reasons = [item.reason for item in coverage.files_left_out]
+    assert coverage.files_total == 300
+    assert len(coverage.files_whole) + len(coverage.files_clipped) + len(reasons) == 300
+    assert "no room left in the context" in reasons
+    assert any(reason.startswith("seen through a chunk note") for reason in reasons)
+    assert len(notes_asked) == 3  # bounded: --map-chunks
+    final_prompt = backend.prompts[-1]
+    assert "补充：新增 `function_" in final_prompt
+    # A second run reads the notes from the cache instead of asking the model again.
+    notes_asked.clear()
+    backend.answers["概括"] = ["生成大量模块"]
+    writer.write(pr, compute_facts(pr, diffs), diffs)
+    assert notes_asked == []

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from prsum.cache import JsonStore, content_key
 from prsum.config import Settings
 from prsum.errors import ModelError
 
@@ -38,21 +37,13 @@ def file_sha256(path: Path, cache_dir: Path) -> str:
     """sha256 of a model file, remembered by (path, size, mtime) so big files hash once."""
     stat = path.stat()
     key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    index_path = cache_dir / "model-hashes.json"
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        index = {}
-    if key not in index:
-        index[key] = _sha256_of(path)
-        try:
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            temporary = index_path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(index, indent=1), encoding="utf-8")
-            temporary.replace(index_path)
-        except OSError:
-            pass  # an unwritable cache only costs a re-hash next time
-    return str(index[key])
+    store = JsonStore(cache_dir / "model-hashes")
+    known = store.get(content_key(key))
+    if isinstance(known, str):
+        return known
+    digest = _sha256_of(path)
+    store.put(content_key(key), digest)  # an unwritable cache only costs a re-hash next time
+    return digest
 
 
 def check_gguf(path: Path) -> None:

@@ -39,6 +39,7 @@ class Labels:
     description: str
     tags: str
     reviews: str
+    notes: str
     colon: str
     none: str
     verdicts: dict[Verdict, str]
@@ -61,6 +62,7 @@ LABELS: dict[Language, Labels] = {
         description="说明",
         tags="标签",
         reviews="评审",
+        notes="补充",
         colon="：",
         none="无",
         verdicts={"deep": "精读", "skim": "浏览", "skip": "跳过"},
@@ -81,6 +83,7 @@ LABELS: dict[Language, Labels] = {
         description="Description",
         tags="Labels",
         reviews="Reviews",
+        notes="Notes",
         colon=": ",
         none="none",
         verdicts={"deep": "deep", "skim": "skim", "skip": "skip"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -192,6 +193,34 @@ def verdict_opening(card: Card) -> str:
     return f"{phrase} (about {card.body.minutes} minutes)"
 
 
+def coverage_line(card: Card) -> str:
+    """What the model saw, in one line: files whole, clipped, left out (top reasons), tokens."""
+    coverage = card.coverage
+    reasons = Counter(_reason_group(item.reason) for item in coverage.files_left_out)
+    top = reasons.most_common(3)
+    if card.lang == "zh":
+        view = {"digest": "摘要视图", "diff": "差异视图"}[coverage.view]
+        why = "，".join(f"{reason} {count}" for reason, count in top)
+        left = f"略去 {len(coverage.files_left_out)}" + (f"（{why}）" if why else "")
+        return (
+            f"模型所见：{coverage.files_total} 个文件，完整 {len(coverage.files_whole)}，"
+            f"截断 {len(coverage.files_clipped)}，{left}；提示 {coverage.prompt_tokens:,} / "
+            f"{coverage.context_size:,} tokens（{view}）"
+        )
+    why = ", ".join(f"{count} {reason}" for reason, count in top)
+    left = f"{len(coverage.files_left_out)} left out" + (f" ({why})" if why else "")
+    return (
+        f"Model saw: {coverage.files_total} files, {len(coverage.files_whole)} whole, "
+        f"{len(coverage.files_clipped)} clipped, {left}; prompt {coverage.prompt_tokens:,} / "
+        f"{coverage.context_size:,} tokens ({coverage.view} view)"
+    )
+
+
+def _reason_group(reason: str) -> str:
+    """A left-out reason without its particulars, for counting: `compressed: one line for 60 docs files` -> `compressed`."""
+    return reason.split(":")[0].split(" (")[0]
+
+
 def card_to_markdown(card: Card) -> str:
     """One card in CARDS.md's layout, then its focus, lessons and follow-ups as a list."""
     colon = "：" if card.lang == "zh" else ": "
@@ -210,6 +239,7 @@ def card_to_markdown(card: Card) -> str:
     extras += [f"- {words[2]}{colon}{text}" for text in card.body.follow_ups]
     if extras:
         lines += ["", *extras]
+    lines += ["", f"<sub>{coverage_line(card)}</sub>"]
     return "\n".join(lines) + "\n"
 
 

@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from prsum.render import sub_line, verdict_opening
+from prsum.render import coverage_line, sub_line, verdict_opening
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
 
 _VERDICT_STYLES = {"deep": "bold magenta", "skim": "bold cyan", "skip": "dim"}
@@ -46,6 +46,7 @@ def card_panel(card: Card) -> Panel:
         parts.append(_inline_code(f"• {words[0]}{colon}{place} — {focus.why}"))
     parts += [_inline_code(f"• {words[1]}{colon}{text}") for text in body.lessons]
     parts += [_inline_code(f"• {words[2]}{colon}{text}") for text in body.follow_ups]
+    parts.append(Text(coverage_line(card), style="dim"))
     return Panel(
         Group(*parts),
         title=escape(body.headline),

@@ -1,0 +1,48 @@
+"""A content-addressed store of small JSON values in the user cache, written atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def content_key(*parts: str) -> str:
+    """A key that changes whenever any part of what produced a value changes."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+class JsonStore:
+    """`get`/`put` by content key; an unwritable or corrupt store acts as an empty one."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Any | None:
+        try:
+            return json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, value: Any) -> bool:
+        """Store `value`; False when the store cannot be written (the caller goes on without)."""
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(value, stream, ensure_ascii=False)
+            os.replace(temporary, path)
+        except OSError:
+            return False
+        return True
