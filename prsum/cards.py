@@ -425,6 +425,17 @@ class CardWriter:
             )
         return places
 
+    def build_prompt(
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        commits: Sequence[Commit] = (),
+    ) -> str:
+        """The prompt a card starts from, as it would be packed: for benchmarks and inspection."""
+        extra = prompts.context_lines(pr, commits, self.lang)
+        return self._pack(pr, facts, diffs, extra, Evidence.of(pr, diffs), _Usage()).prompt
+
     def _label(self, name: str) -> str:
         return prompts.label(self.lang, name)
 
