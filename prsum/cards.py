@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prsum import prompts
-from prsum.budget import NO_ROOM, compact_patch, pack_diff, salience_order
+from prsum.budget import NO_ROOM, SALIENCE, compact_patch, pack_diff, salience_order
 from prsum.cache import JsonStore
 from prsum.digest import FileDigest, digest_patch, relevance, title_words
 from prsum.errors import ConfigError
@@ -53,6 +53,8 @@ OUTPUT_RESERVE = sum(_FIELD_TOKENS.values()) + 40
 _MAX_SOURCE_LINES = 16
 _MAX_LINES_PER_KIND = 2
 _FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
+# A card with no focus (a skip) still names the files of a PR this small.
+_NAMED_FILES = 3
 # Free-running attempts per field before our code writes it instead.
 _ATTEMPTS = 3
 # How much the rubric's prior outweighs the model's preference, in nats: the model moves the
@@ -394,7 +396,9 @@ class CardWriter:
         options = allowed_verdicts(facts)
         if len(options) == 1:
             return options[0]
-        scores = self.backend.score(prompt, [self.labels.verdicts[v] + "\n" for v in options])
+        scores = self.backend.score(
+            prompt, [self.labels.verdicts[verdict] + "\n" for verdict in options]
+        )
         return max(
             zip(options, scores, strict=True),
             key=lambda pair: pair[1] + (_PRIOR_WEIGHT if pair[0] == prior else 0.0),
@@ -403,8 +407,8 @@ class CardWriter:
     def _places(self, pr: PullRequest, packed: _Packed) -> list[Focus]:
         """Where to read first, best first: source and test files the model saw.
 
-        Files whose changes are about what the title says come first; otherwise salience
-        (source before tests, larger changes first) decides.
+        Source before tests; within each, files whose changes are about what the title says
+        first, then larger changes first.
         """
         seen = set(packed.coverage_whole) | set(packed.coverage_clipped)
         words = title_words(pr.title)
@@ -414,7 +418,10 @@ class CardWriter:
                 for change in salience_order(pr.files)
                 if change.path in seen and file_kind(change.path) in ("source", "test")
             ),
-            key=lambda change: -relevance(words, change.path, packed.digests[change.path].names),
+            key=lambda change: (
+                SALIENCE[file_kind(change.path)],
+                -relevance(words, change.path, packed.digests[change.path].names),
+            ),
         )
         places = []
         for change in changes:
@@ -485,7 +492,14 @@ class CardWriter:
                 headline=headline,
                 verdict=verdict,
                 minutes=reading_minutes(verdict, facts),
-                summary=self._summary(said, verdict, facts, focus, pr.reverts),
+                summary=self._summary(
+                    [c.path for c in salience_order(pr.files)],
+                    said,
+                    verdict,
+                    facts,
+                    focus,
+                    pr.reverts,
+                ),
                 focus=focus,
                 lessons=lessons,
                 follow_ups=tuple(prompts.follow_ups(pr, facts, self.lang)),
@@ -515,6 +529,7 @@ class CardWriter:
 
     def _summary(
         self,
+        files: list[str],
         said: str,
         verdict: Verdict,
         facts: Facts,
@@ -533,8 +548,13 @@ class CardWriter:
             sentences.append(
                 f"撤销的是 {pr_reverts}。" if self.lang == "zh" else f"It undoes {pr_reverts}."
             )
-        if focus and focus[0].path not in said and (focus[0].symbol or "\0") not in said:
-            sentences.append(prompts.pointer_sentence(focus[0].path, focus[0].symbol, self.lang))
+        unsaid = [
+            item for item in focus if item.path not in said and (item.symbol or "\0") not in said
+        ]
+        if unsaid:
+            sentences.append(prompts.pointer_sentence(unsaid, self.lang))
+        elif not focus and 0 < len(files) <= _NAMED_FILES:
+            sentences.append(prompts.files_sentence(files, self.lang))
         return ("" if self.lang == "zh" else " ").join(sentences)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from prsum.types import FileDiff
 
@@ -22,6 +23,16 @@ _JS_ASSIGNED_FUNCTION = re.compile(
     r"^\s*(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:function|\()"
 )
 _JS_METHOD = re.compile(r"^\s{2,}(?:async\s+)?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*\{\s*$")
+_C_FUNCTION = re.compile(r"^(?:[A-Za-z_][\w:<>,]*[\s*&]+)+\**([A-Za-z_]\w*)\s*\([^;]*$")
+_SHELL_FUNCTION = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)\s*\{?\s*$")
+_CONFIG_KEY = re.compile(r"^(?:\[([A-Za-z0-9_.\-\"]+)\]|([A-Za-z_][\w.-]*)\s*[:=])")
+# Extra definition patterns by file ending: C-family functions, shell functions, the
+# top-level keys and [sections] of configuration files.
+_PATTERNS_BY_SUFFIX: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".m"), _C_FUNCTION),
+    **dict.fromkeys((".sh", ".bash", ".zsh"), _SHELL_FUNCTION),
+    **dict.fromkeys((".toml", ".yaml", ".yml", ".ini", ".cfg"), _CONFIG_KEY),
+}
 _HUNK = re.compile(r"^@@ [^@]+ @@\s*(.*)$")
 # Control-flow words that the JS method pattern would otherwise take for method names.
 _KEYWORDS = frozenset(
@@ -37,6 +48,8 @@ _KEYWORDS = frozenset(
         "elif",
         "with",
         "foreach",
+        "sizeof",
+        "defined",
     }
 )
 _MAX_NAMES = 4
@@ -58,11 +71,16 @@ class FileDigest:
         return (*self.added, *self.changed)
 
 
-def definition_name(line: str) -> str | None:
-    for pattern in (_DEFINITION, _JS_ASSIGNED_FUNCTION, _JS_METHOD):
+def definition_name(line: str, path: str = "") -> str | None:
+    """The name a line defines (function, class, type, config key), if it defines one."""
+    special = _PATTERNS_BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+    for pattern in (
+        (_DEFINITION, _JS_ASSIGNED_FUNCTION, _JS_METHOD) if special is None else (special,)
+    ):
         match = pattern.match(line)
-        if match and match.group(1).lower() not in _KEYWORDS:
-            return match.group(1)
+        name = next((group for group in match.groups() if group), None) if match else None
+        if name and name.lower() not in _KEYWORDS:
+            return name.strip('"')
     return None
 
 
@@ -81,11 +99,11 @@ def digest_patch(path: str, patch: str) -> FileDigest:
             continue
         hunk = _HUNK.match(line)
         if hunk:
-            enclosing = definition_name(hunk.group(1))
+            enclosing = definition_name(hunk.group(1), path)
             continue
         if not line.startswith(("+", "-", " ")):
             continue
-        name = definition_name(line[1:])
+        name = definition_name(line[1:], path)
         if line.startswith(" "):
             enclosing = name or enclosing
             continue

@@ -2,7 +2,8 @@
 
 The model may then move the verdict one step (deep <-> skim <-> skip), never two, and not at
 all where the facts settle it: a breaking change is always `deep`, a dependency bump or a
-release commit always `skip`.
+release commit always `skip`, and a behaviour change far from the deep threshold (under half
+of it, or over twice it) keeps its prior.
 
 | facts                                             | prior |
 | ------------------------------------------------- | ----- |
@@ -41,9 +42,19 @@ def prior_verdict(facts: Facts) -> Verdict:
 
 
 def allowed_verdicts(facts: Facts) -> tuple[Verdict, ...]:
-    """The verdicts the model may choose from: the prior and, unless facts settle it, its neighbours."""
+    """The verdicts the model may choose from: the prior and, unless facts settle it, its neighbours.
+
+    Facts settle it for breaking changes, bumps and releases, and for source changes far from
+    the deep threshold (under half or over twice it): a small model's label preference is
+    weak evidence, so it only breaks ties the facts leave open.
+    """
     prior = prior_verdict(facts)
     if facts.breaking.is_breaking or facts.category in ("deps", "release"):
+        return (prior,)
+    lines = facts.source_lines_changed
+    if facts.category in _BEHAVIOUR and (
+        lines >= 2 * DEEP_SOURCE_LINES or 0 < lines < DEEP_SOURCE_LINES // 2
+    ):
         return (prior,)
     index = _ORDER.index(prior)
     neighbours = _ORDER[max(0, index - 1) : index + 2]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from prsum.budget import clip_to_budget, compact_patch, pack_diff, salience_order
+from prsum.digest import definition_name
 from prsum.types import FileChange, FileDiff
 from tests.fakes import FakeBackend
 
@@ -127,3 +130,27 @@ def test_a_large_file_keeps_its_new_definitions_first_and_whole_hunks() -> None:
     for line in packed.text.splitlines():  # hunks are whole: each starts with its header
         assert line.startswith(("@@", " ", "+", "-", "---", "+++"))
     assert set(packed.coverage_whole) == {f"src/other_{i}.py" for i in range(3)}
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "name"),
+    [
+        ("src/a.py", "    async def fetch(self, url):", "fetch"),
+        ("src/a.py", "class Engine(Base):", "Engine"),
+        ("web/app.ts", "export function render(props) {", "render"),
+        ("web/app.js", "const handler = async (event) => {", "handler"),
+        ("web/app.js", "  update(state) {", "update"),
+        ("web/app.js", "  if (ready) {", None),
+        ("cmd/main.go", "func (s *Server) Serve(ctx context.Context) error {", "Serve"),
+        ("src/lib.rs", "pub(crate) fn parse_args(input: &str) -> Args {", "parse_args"),
+        ("src/lib.rs", "impl Display for Card {", "Display"),
+        ("src/io.c", "static int read_block(FILE *file, char *buffer)", "read_block"),
+        ("src/io.c", "    return read_block(file, buffer);", None),
+        ("scripts/build.sh", "build_wheel() {", "build_wheel"),
+        ("pyproject.toml", "[tool.prsum]", "tool.prsum"),
+        ("config.yaml", "timeout: 30", "timeout"),
+        ("config.yaml", "  nested: true", None),
+    ],
+)
+def test_definitions_by_language(path: str, line: str, name: str | None) -> None:
+    assert definition_name(line, path) == name

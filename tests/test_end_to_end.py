@@ -160,7 +160,9 @@ def test_typer_release_range(
 
 
 @pytest.mark.parametrize("context", ["2048", "8192"])
-def test_a_50000_line_pr_on_the_real_model(repo: RepoBuilder, default_model: Path, context: str) -> None:
+def test_a_50000_line_pr_on_the_real_model(
+    repo: RepoBuilder, default_model: Path, context: str
+) -> None:
     from tests.test_cards import huge_pr
 
     huge_pr(repo)
@@ -171,5 +173,9 @@ def test_a_50000_line_pr_on_the_real_model(repo: RepoBuilder, default_model: Pat
     assert coverage["context_size"] == int(context)
     assert coverage["prompt_tokens"] <= coverage["context_size"]
     assert coverage["files_total"] == 300
-    listed = len(coverage["files_whole"]) + len(coverage["files_clipped"]) + len(coverage["files_left_out"])
+    listed = (
+        len(coverage["files_whole"])
+        + len(coverage["files_clipped"])
+        + len(coverage["files_left_out"])
+    )
     assert listed == 300 and coverage["files_left_out"]

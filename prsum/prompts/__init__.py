@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 from prsum.digest import FileDigest
-from prsum.types import Category, Commit, Facts, FileChange, Language, PullRequest, Related, Verdict
+from prsum.types import (
+    Category,
+    Commit,
+    Facts,
+    FileChange,
+    Focus,
+    Language,
+    PullRequest,
+    Related,
+    Verdict,
+)
 
 # Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
 PROMPT_VERSION = "1"
@@ -120,6 +130,11 @@ CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
 }
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 _DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
+_LEADING_VERB = re.compile(
+    r"^(add|adds|added|update|updates|fix|fixes|fixed|make|makes|bump|upgrade|remove|removes|"
+    r"use|support|improve|improves|refactor|release)\s+",
+    re.IGNORECASE,
+)
 
 
 def frame(lang: Language) -> str:
@@ -292,7 +307,11 @@ def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: L
             return f"发布 {version.group(0)} 版本"
         where = f" `{symbol}` 等 " if symbol else " "
         return f"{word}：改动{where}{facts.files_changed} 个文件"
-    return f"{word}: {_DECORATION.sub('', pr.title)}"
+    # The category says "add", "fix" or "bump": the title without its own verb says what.
+    what = _LEADING_VERB.sub("", _DECORATION.sub("", pr.title)).strip() or pr.title
+    if facts.category == "release" and version:
+        return f"Release {version.group(0)}"
+    return f"{word}: {what[0].lower() + what[1:] if what[1:2].islower() else what}"
 
 
 _CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
@@ -345,11 +364,20 @@ def verdict_sentence(verdict: Verdict, facts: Facts, lang: Language) -> str:
     return f"{_CATEGORY_PHRASES['en'][facts.category]}{scale}{breaking}."
 
 
-def pointer_sentence(path: str, symbol: str | None, lang: Language) -> str:
-    """Where to start reading."""
+def pointer_sentence(places: Sequence[Focus], lang: Language) -> str:
+    """Where to start reading, and where to go next."""
     if lang == "zh":
-        return f"建议先读 `{path}` 中的 `{symbol}`。" if symbol else f"建议先读 `{path}`。"
-    return f"Start with `{symbol}` in `{path}`." if symbol else f"Start with `{path}`."
+        said = [f"`{p.path}` 中的 `{p.symbol}`" if p.symbol else f"`{p.path}`" for p in places]
+        return "建议先读 " + "，再看 ".join(said) + "。"
+    said = [f"`{p.symbol}` in `{p.path}`" if p.symbol else f"`{p.path}`" for p in places]
+    return "Start with " + ", then ".join(said) + "."
+
+
+def files_sentence(paths: Sequence[str], lang: Language) -> str:
+    """The files a small PR touches, for a card that points at nothing to read closely."""
+    if lang == "zh":
+        return "改动的文件：" + "、".join(f"`{path}`" for path in paths) + "。"
+    return "Files: " + ", ".join(f"`{path}`" for path in paths) + "."
 
 
 def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
