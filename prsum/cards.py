@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files
 from typing import Literal
 
 from prsum import prompts
@@ -23,6 +24,7 @@ from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, cited_names, ground_text
 from prsum.llm import Backend, Completion
 from prsum.mapreduce import NOTE_TOKENS, ChunkNoter
+from prsum.notes import fallback_highlights, highlight_cards
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import (
     Card,
@@ -443,6 +445,39 @@ class CardWriter:
         extra = prompts.context_lines(pr, commits, self.lang)
         return self._pack(pr, facts, diffs, extra, Evidence.of(pr, diffs), _Usage()).prompt
 
+    def highlights(self, cards: Sequence[Card]) -> str:
+        """The highlights paragraph of release notes, by the model, checked, else from headlines.
+
+        The model's paragraph must cite at least one of the PRs it was given and no other,
+        name only what those cards name, be in the reader's language and not copy its example.
+        """
+        chosen = highlight_cards(cards)
+        if not chosen:
+            return fallback_highlights(chosen, self.lang)
+        frame = (
+            files("prsum.prompts")
+            .joinpath(f"highlights-{self.lang}.txt")
+            .read_text(encoding="utf-8")
+        )
+        listing = "\n".join(f"{card.pr.label} {card.body.headline}" for card in chosen)
+        labels = self.labels
+        prompt = f"{frame.rstrip()}\n\n{self._label(labels.pull_requests).rstrip()}\n{listing}\n{self._label(labels.highlights)}"
+        completion = self.backend.complete(prompt, max_tokens=160, stop=["\n"])
+        text = clean_field(completion.text)
+        cited = set(re.findall(r"#\d+", text))
+        allowed = {card.pr.label for card in chosen}
+        known = "\n".join(
+            f"{card.body.headline}\n{card.body.summary}\n{card.pr.title}" for card in chosen
+        )
+        usable = (
+            bool(cited & allowed)
+            and cited <= allowed
+            and in_language(text, self.lang)
+            and not self._copied(text, known, frame)
+            and all(name in known for name in cited_names(text))
+        )
+        return text if usable else fallback_highlights(chosen, self.lang)
+
     def _label(self, name: str) -> str:
         return prompts.label(self.lang, name)
 
@@ -468,6 +503,7 @@ class CardWriter:
         places = self._places(pr, packed)
 
         headline = self._field(prompt + self._label(labels.headline), "headline", usage, card)
+        headline_by_model = bool(headline)
         if not headline:
             symbol = places[0].symbol if places else None
             headline = prompts.fallback_headline(pr, facts, symbol, self.lang)
@@ -490,6 +526,7 @@ class CardWriter:
         body = _grounded(
             CardBody(
                 headline=headline,
+                headline_by_model=headline_by_model,
                 verdict=verdict,
                 minutes=reading_minutes(verdict, facts),
                 summary=self._summary(
@@ -593,4 +630,5 @@ def _grounded(body: CardBody, evidence: Evidence) -> CardBody:
         lessons=tuple(text for text in map(ground, body.lessons) if text),
         follow_ups=tuple(text for text in map(ground, body.follow_ups) if text),
         ungrounded_removed=removed,
+        headline_by_model=body.headline_by_model,
     )

@@ -394,6 +394,76 @@ def list_command(
             _emit(render.discovery_to_markdown(discovery, estimates), output)
 
 
+@app.command("notes")
+def notes_command(
+    rev_range: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[A..B]",
+            help="The release's range. B alone: from the latest tag before B. Nothing: from the latest tag to HEAD.",
+            show_default=False,
+        ),
+    ] = None,
+    paths: PathsArgument = None,
+    repo: RepoOption = None,
+    model: ModelOption = None,
+    lang: LangOption = None,
+    fmt: Annotated[
+        OutputFormat | None, typer.Option("--format", "-f", help="md or json. [default: md]")
+    ] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(
+            "--template",
+            help="A Jinja2 template, given the structured notes (the json form) as `notes`.",
+        ),
+    ] = None,
+    output: OutputOption = None,
+    ctx: CtxOption = None,
+    threads: ThreadsOption = None,
+    include_bots: BotsOption = False,
+    pr_meta: PrMetaOption = None,
+    prompt_style: StyleOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Draft release notes for a range: highlights, sections by kind of change, contributors."""
+    from prsum.render.notes import notes_to_json, notes_to_markdown, notes_with_template
+    from prsum.render.terminal import ProgressDisplay
+
+    with _errors_to_exit(debug):
+        if fmt not in (None, OutputFormat.md, OutputFormat.json):
+            raise UsageError("notes are written as md or json (or through --template)")
+        settings = _settings(
+            repo=repo,
+            model=model,
+            lang=lang,
+            ctx=ctx,
+            threads=threads,
+            include_bots=include_bots,
+            prompt_style=prompt_style,
+            pr_meta=pr_meta,
+        )
+        summarizer = _summarizer(settings)
+        spec = summarizer.notes_range(rev_range)
+        discovery = summarizer.discover(
+            _query(settings, spec, paths, None, None, None, follow_sync=False)
+        )
+        summarizer.load()
+        progress = ProgressDisplay(_console(stderr=True), len(discovery.prs))
+        with progress.shown():
+            notes, failures = summarizer.release_notes(discovery, progress.update)
+        if template is not None:
+            text = notes_with_template(notes, template)
+        elif fmt is OutputFormat.json:
+            text = notes_to_json(notes)
+        else:
+            text = notes_to_markdown(notes)
+        _emit(text, output)
+        for failure in failures:
+            typer.echo(f"prsum: error: {failure.pr.label}: {failure.message}", err=True)
+    raise typer.Exit(EXIT_PARTIAL if failures else EXIT_OK)
+
+
 @app.command("models")
 def models_command(
     repo: RepoOption = None,

@@ -15,6 +15,7 @@ from prsum.facts import compute_facts
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
+from prsum.notes import ReleaseNotes, build_notes
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeQuery, Related
 
 CardResult = Card | CardFailure
@@ -108,6 +109,28 @@ class Summarizer:
             self._touched_later.setdefault(name, pr.label)
         context = replace(pr, related=(*pr.related, *again[:3]))
         return self.writer.write(context, facts, diffs, commits)
+
+    def notes_range(self, spec: str | None) -> str:
+        """`A..B` as given; `B` alone (or nothing, for HEAD) reads back to the latest tag before B."""
+        if spec and ".." in spec:
+            return spec
+        end = spec or "HEAD"
+        start = self.history.previous_tag(end)
+        return f"{start}..{end}" if start else end
+
+    def release_notes(
+        self, discovery: Discovery, progress: ProgressCallback | None = None
+    ) -> tuple[ReleaseNotes, tuple[CardFailure, ...]]:
+        """Draft release notes: a card per PR (not per direct commit), highlights, sections."""
+        prs = [entry for entry in discovery.entries if entry.kind != "direct"]
+        results = list(self.cards(prs, progress))
+        cards = [result for result in results if isinstance(result, Card)]
+        failures = tuple(result for result in results if isinstance(result, CardFailure))
+        highlights = self.writer.highlights(cards)
+        notes = build_notes(
+            discovery, cards, highlights, self.settings.lang, [f.pr for f in failures]
+        )
+        return notes, failures
 
     def cards(
         self, prs: Sequence[PullRequest], progress: ProgressCallback | None = None

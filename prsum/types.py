@@ -59,6 +59,7 @@ class Commit:
     sha: str
     author: str
     message: str
+    email: str = ""
 
     @property
     def subject(self) -> str:
@@ -87,6 +88,7 @@ class PullRequest:
     authors: tuple[str, ...]
     merged_at: str
     files: tuple[FileChange, ...]
+    author_emails: tuple[str, ...] = ()  # the email of each of `authors`, in the same order
     trailers: tuple[tuple[str, str], ...] = ()
     reverts: str | None = None  # the change a revert undoes: `#N`, or a short sha
     cherry_picked_from: str | None = None
@@ -232,6 +234,7 @@ class CardBody:
     lessons: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
     ungrounded_removed: int = 0
+    headline_by_model: bool = True  # False when prsum wrote it from facts
 
 
 @dataclass(frozen=True)

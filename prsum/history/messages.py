@@ -105,18 +105,14 @@ def trailers(message: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def person_name(value: str) -> str:
-    """`Ada Lovelace <ada@example.com>` -> `Ada Lovelace`."""
-    match = _PERSON.match(value.strip())
-    return match.group(1) if match else value.strip()
-
-
-def authors_of(author: str, message: str) -> tuple[str, ...]:
-    """The commit author, then every `Co-authored-by` trailer, each name once."""
-    co_authors = [
-        person_name(value) for key, value in trailers(message) if key.lower() == "co-authored-by"
-    ]
-    return tuple(dict.fromkeys(name for name in [author, *co_authors] if name))
+def people_of(author: str, email: str, message: str) -> tuple[tuple[str, str], ...]:
+    """(name, email) of the commit author, then of every `Co-authored-by` trailer."""
+    people = [(author, email)]
+    for key, value in trailers(message):
+        if key.lower() == "co-authored-by":
+            match = _PERSON.match(value.strip())
+            people.append((match.group(1), match.group(2)) if match else (value.strip(), ""))
+    return tuple(person for person in people if person[0])
 
 
 def reverted_sha(message: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib.resources import files
@@ -22,10 +22,10 @@ import git
 from prsum.errors import RepositoryError, RevisionError
 from prsum.history.messages import (
     Classified,
-    authors_of,
     cherry_picked_from,
     classify,
     is_revert,
+    people_of,
     reverted_sha,
     trailers,
 )
@@ -128,6 +128,18 @@ class History:
         # Hunk headers that name the enclosing function: see the file's own comment.
         attributes = files("prsum.history").joinpath("gitattributes")
         self._repo.git.set_persistent_git_options(c=f"core.attributesFile={attributes}")
+
+    def previous_tag(self, rev: str) -> str | None:
+        """The latest tag reachable from `rev`, not counting a tag on `rev` itself."""
+        sha = self.resolve(rev)
+        for start in (sha, f"{sha}^"):
+            try:
+                tag = str(self._repo.git.describe("--tags", "--abbrev=0", start))
+            except git.GitCommandError:
+                return None
+            if self.resolve(tag) != sha:
+                return tag
+        return None
 
     def resolve(self, rev: str) -> str:
         """The full sha of a commit-ish, or a RevisionError naming it."""
@@ -321,9 +333,11 @@ class History:
         if is_revert(newest.message):
             kind = "revert"
             reverts = self._label_of(reverted_sha(newest.message))
-        authors: tuple[str, ...] = ()
-        for commit in reversed(commits):
-            authors += authors_of(commit.author, commit.message)
+        people = _distinct_people(
+            person
+            for commit in reversed(commits)
+            for person in people_of(commit.author, commit.email, commit.message)
+        )
         return PullRequest(
             number=number,
             kind=kind,
@@ -331,7 +345,8 @@ class History:
             base_sha=oldest.parents[0] if oldest.parents else None,
             title=classified.title if len(commits) == 1 else _title_of_group(commits, classified),
             message=message,
-            authors=tuple(dict.fromkeys(authors)),
+            authors=tuple(name for name, _ in people),
+            author_emails=tuple(email for _, email in people),
             merged_at=newest.date,
             files=newest.files if len(commits) == 1 else _merge_file_lists(commits),
             trailers=trailers(message),
@@ -413,14 +428,14 @@ class History:
         output = self._repo.git.log(
             "--reverse",
             f"--max-count={_OWN_COMMITS_LIMIT}",
-            f"--format={_RECORD}%H{_FIELD}%an{_FIELD}%B",
+            f"--format={_RECORD}%H{_FIELD}%an{_FIELD}%ae{_FIELD}%B",
             *revs,
         )
         commits = []
         for record in output.split(_RECORD):
             if record.strip():
-                sha, author, message = record.split(_FIELD, 2)
-                commits.append(Commit(sha.strip(), author, message.strip()))
+                sha, author, email, message = record.split(_FIELD, 3)
+                commits.append(Commit(sha.strip(), author, message.strip(), email))
         return tuple(commits)
 
     def with_own_commits(self, pr: PullRequest) -> tuple[PullRequest, tuple[Commit, ...]]:
@@ -432,8 +447,15 @@ class History:
         commits = self.own_commits(pr)
         if pr.kind != "merge" or not commits:
             return pr, commits
-        authors = [name for commit in commits for name in authors_of(commit.author, commit.message)]
-        return replace(pr, authors=tuple(dict.fromkeys(authors))), commits
+        people = _distinct_people(
+            person
+            for commit in commits
+            for person in people_of(commit.author, commit.email, commit.message)
+        )
+        authors = tuple(name for name, _ in people)
+        return replace(
+            pr, authors=authors, author_emails=tuple(email for _, email in people)
+        ), commits
 
     def _has_ref(self, ref: str) -> bool:
         try:
@@ -441,6 +463,14 @@ class History:
         except git.GitCommandError:
             return False
         return True
+
+
+def _distinct_people(people: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """(name, email) pairs, each name once, in first-seen order."""
+    distinct: dict[str, tuple[str, str]] = {}
+    for name, email in people:
+        distinct.setdefault(name, (name, email))
+    return tuple(distinct.values())
 
 
 def _title_of_group(commits: list[_Commit], newest: Classified) -> str:

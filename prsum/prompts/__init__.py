@@ -50,6 +50,8 @@ class Labels:
     tags: str
     reviews: str
     notes: str
+    pull_requests: str
+    highlights: str
     colon: str
     none: str
     verdicts: dict[Verdict, str]
@@ -73,6 +75,8 @@ LABELS: dict[Language, Labels] = {
         tags="标签",
         reviews="评审",
         notes="补充",
+        pull_requests="合并请求",
+        highlights="亮点",
         colon="：",
         none="无",
         verdicts={"deep": "精读", "skim": "浏览", "skip": "跳过"},
@@ -94,6 +98,8 @@ LABELS: dict[Language, Labels] = {
         tags="Labels",
         reviews="Reviews",
         notes="Notes",
+        pull_requests="Pull requests",
+        highlights="Highlights",
         colon=": ",
         none="none",
         verdicts={"deep": "deep", "skim": "skim", "skip": "skip"},

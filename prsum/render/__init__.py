@@ -74,6 +74,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "lessons": list(body.lessons),
             "follow_ups": list(body.follow_ups),
             "ungrounded_removed": body.ungrounded_removed,
+            "headline_by_model": body.headline_by_model,
         },
         "coverage": {
             "view": coverage.view,
