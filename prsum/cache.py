@@ -46,3 +46,23 @@ class JsonStore:
         except OSError:
             return False
         return True
+
+
+def store_size(folder: Path) -> tuple[int, int]:
+    """(entries, bytes) of a store folder; (0, 0) when it does not exist."""
+    entries = size = 0
+    if folder.is_dir():
+        for path in folder.rglob("*.json"):
+            entries += 1
+            size += path.stat().st_size
+    return entries, size
+
+
+def clear_store(folder: Path) -> int:
+    """Remove a store's entries; the number removed."""
+    removed = 0
+    if folder.is_dir():
+        for path in folder.rglob("*.json"):
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed

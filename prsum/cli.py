@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum, StrEnum
@@ -104,6 +105,12 @@ MapChunksOption = Annotated[
         min=0,
     ),
 ]
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache", help="Neither read nor write the card cache (~/.cache/prsum/cards)."
+    ),
+]
 DebugOption = Annotated[
     bool, typer.Option("--debug", help="Show tracebacks and llama.cpp's own log.")
 ]
@@ -177,6 +184,7 @@ def _write_cards(
     """Write a card per entry, render them, and return the exit code. Ctrl-C keeps finished cards."""
     from prsum.render.terminal import ProgressDisplay, print_report
 
+    started = time.perf_counter()
     summarizer.load()
     cards: list[Card] = []
     failures: list[CardFailure] = []
@@ -207,6 +215,12 @@ def _write_cards(
         else:
             text = render.report_to_markdown(report)
         _emit(text, output)
+    cached = sum(1 for card in cards if card.timing.cached)
+    typer.echo(
+        f"prsum: {len(cards)} cards ({cached} from the cache), {len(failures)} failed, "
+        f"{time.perf_counter() - started:.1f} s",
+        err=True,
+    )
     if discovery.bot_commits and fmt is not OutputFormat.terminal:
         typer.echo(
             f"prsum: skipped {len(discovery.bot_commits)} direct commits by bots (--include-bots to keep them)",
@@ -299,6 +313,7 @@ def range_command(
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
     map_chunks: MapChunksOption = None,
+    no_cache: NoCacheOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -313,6 +328,7 @@ def range_command(
             prompt_style=prompt_style,
             map_chunks=map_chunks,
             pr_meta=pr_meta,
+            cache=False if no_cache else None,
         )
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
@@ -334,6 +350,7 @@ def show_command(
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
     map_chunks: MapChunksOption = None,
+    no_cache: NoCacheOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -347,6 +364,7 @@ def show_command(
             prompt_style=prompt_style,
             map_chunks=map_chunks,
             pr_meta=pr_meta,
+            cache=False if no_cache else None,
         )
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
@@ -424,6 +442,7 @@ def notes_command(
     include_bots: BotsOption = False,
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
+    no_cache: NoCacheOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -442,6 +461,7 @@ def notes_command(
             include_bots=include_bots,
             prompt_style=prompt_style,
             pr_meta=pr_meta,
+            cache=False if no_cache else None,
         )
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)
@@ -485,6 +505,35 @@ def models_command(
         print_models(chosen, problem, find_local_models(settings), _console())
         if problem is not None:
             raise typer.Exit(2)
+
+
+cache_app = typer.Typer(help="The card cache: what is kept, and clearing it.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+_STORES = ("cards", "notes", "model-hashes")
+
+
+@cache_app.command("stats")
+def cache_stats_command(debug: DebugOption = False) -> None:
+    """How many cards and notes the cache holds, and where."""
+    from prsum.cache import store_size
+
+    with _errors_to_exit(debug):
+        settings = _settings()
+        typer.echo(f"cache: {settings.cache_dir}")
+        for name in _STORES:
+            entries, size = store_size(settings.cache_dir / name)
+            typer.echo(f"  {name:<13} {entries:>6} entries  {size / 1024:>9.1f} KiB")
+
+
+@cache_app.command("clear")
+def cache_clear_command(debug: DebugOption = False) -> None:
+    """Forget every cached card and chunk note (the assembled default model stays)."""
+    from prsum.cache import clear_store
+
+    with _errors_to_exit(debug):
+        settings = _settings()
+        removed = sum(clear_store(settings.cache_dir / name) for name in ("cards", "notes"))
+        typer.echo(f"removed {removed} cached cards and notes from {settings.cache_dir}")
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ class Settings:
     prompt_style: PromptStyleSetting
     pr_meta: Path | None
     map_chunks: int  # model-written notes per PR for diff chunks that do not fit (diff view)
+    cache: bool  # read and write the card cache
     cache_dir: Path
     sources: Mapping[str, Source] = field(default_factory=dict)
 
@@ -157,6 +158,7 @@ def resolve_settings(
         prompt_style=pick("prompt_style", _to_prompt_style, "auto"),
         pr_meta=pick("pr_meta", path_setting("pr_meta"), None),
         map_chunks=pick("map_chunks", _to_positive_int(0), DEFAULT_MAP_CHUNKS),
+        cache=pick("cache", _to_bool, True),
         cache_dir=user_cache_dir(env),
         sources=sources,
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from prsum.cache import JsonStore
+from prsum import __version__, prompts
+from prsum.cache import JsonStore, content_key
 from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
 from prsum.digest import touched_definitions
@@ -16,13 +18,71 @@ from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
-from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeQuery, Related
+from prsum.serial import from_plain, to_plain
+from prsum.types import (
+    Card,
+    CardBody,
+    CardFailure,
+    Commit,
+    Coverage,
+    Discovery,
+    Facts,
+    FileDiff,
+    Language,
+    ModelInfo,
+    Provenance,
+    PullRequest,
+    RangeQuery,
+    Related,
+    Timing,
+)
 
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
 
 
-def open_backend(settings: Settings, model: ResolvedModel) -> Backend:
+# Bump when the cached form of a card changes.
+CARD_CACHE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class CachedCard:
+    """A card without its PR, as the card cache keeps it: the PR comes from the live history."""
+
+    facts: Facts
+    body: CardBody
+    coverage: Coverage
+    model: ModelInfo
+    timing: Timing
+    lang: Language
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, card: Card) -> CachedCard:
+        return cls(
+            card.facts,
+            card.body,
+            card.coverage,
+            card.model,
+            card.timing,
+            card.lang,
+            card.provenance,
+        )
+
+    def card_for(self, pr: PullRequest) -> Card:
+        return Card(
+            pr,
+            self.facts,
+            self.body,
+            self.coverage,
+            self.model,
+            replace(self.timing, cached=True),
+            self.lang,
+            self.provenance,
+        )
+
+
+def open_backend(settings: Settings, model: ResolvedModel, sha256: str) -> Backend:
     """The embedded llama.cpp backend for the resolved model; weights load on first use."""
     from prsum.llm.llama import LlamaBackend
 
@@ -30,7 +90,7 @@ def open_backend(settings: Settings, model: ResolvedModel) -> Backend:
         model.path,
         ctx_cap=settings.ctx,
         threads=settings.threads,
-        sha256=file_sha256(model.path, settings.cache_dir),
+        sha256=sha256,
     )
 
 
@@ -60,17 +120,31 @@ class Summarizer:
         self._backend = backend
         self._style = style
         self._writer: CardWriter | None = None
+        self._model: ResolvedModel | None = None
+        self._model_sha = backend.info.sha256 if backend is not None else ""
         # Definitions touched by the PRs already carded (newer ones: cards go newest first),
         # so an older PR's card can say where its code was touched again.
         self._touched_later: dict[str, str] = {}
+        self._cards = JsonStore(settings.cache_dir / "cards") if settings.cache else None
+
+    def load(self) -> None:
+        """Resolve and check the model file now, so a bad one fails before any PR is read.
+
+        Only the file is checked (and hashed once); its vocabulary and weights load on the
+        first card the cache does not already hold.
+        """
+        if self._backend is None and self._model is None:
+            self._model = resolve_model(self.settings)
+            self._model_sha = file_sha256(self._model.path, self.settings.cache_dir)
+            self._style = prompt_style_for(self.settings, self._model)
 
     @property
     def writer(self) -> CardWriter:
         if self._writer is None:
             if self._backend is None:
-                model = resolve_model(self.settings)
-                self._backend = open_backend(self.settings, model)
-                self._style = prompt_style_for(self.settings, model)
+                self.load()
+                assert self._model is not None
+                self._backend = open_backend(self.settings, self._model, self._model_sha)
             self._writer = CardWriter(
                 self._backend,
                 self.settings.lang,
@@ -79,10 +153,6 @@ class Summarizer:
                 note_store=JsonStore(self.settings.cache_dir / "notes"),
             )
         return self._writer
-
-    def load(self) -> None:
-        """Resolve and check the model now, so a bad model fails before any PR is read."""
-        _ = self.writer
 
     def discover(self, query: RangeQuery) -> Discovery:
         return with_pr_meta(self.history.discover(query), self.settings)
@@ -108,7 +178,39 @@ class Summarizer:
         for name in names:
             self._touched_later.setdefault(name, pr.label)
         context = replace(pr, related=(*pr.related, *again[:3]))
-        return self.writer.write(context, facts, diffs, commits)
+        key = self._card_key(context, diffs, commits)
+        cached = self._cards.get(key) if self._cards is not None else None
+        if cached is not None:
+            try:
+                body = from_plain(CachedCard, cached)
+            except (KeyError, TypeError, ValueError):
+                body = None  # written by another version: recompute and overwrite
+            if body is not None:
+                return body.card_for(context)
+        card = self.writer.write(context, facts, diffs, commits)
+        if self._cards is not None:
+            self._cards.put(key, to_plain(CachedCard.of(card)))
+        return card
+
+    def _card_key(
+        self, pr: PullRequest, diffs: tuple[FileDiff, ...], commits: tuple[Commit, ...]
+    ) -> str:
+        """Everything a card depends on: its input, the model, the prompts, the options."""
+        self.load()
+        settings = self.settings
+        return content_key(
+            CARD_CACHE_VERSION,
+            __version__,
+            prompts.PROMPT_VERSION,
+            self._model_sha,
+            settings.lang,
+            self._style,
+            str(settings.ctx),  # with the model's hash, this fixes the context size
+            str(settings.map_chunks),
+            json.dumps(to_plain(pr), sort_keys=True, ensure_ascii=False),
+            *(diff.patch for diff in diffs),
+            *(commit.message for commit in commits),
+        )
 
     def notes_range(self, spec: str | None) -> str:
         """`A..B` as given; `B` alone (or nothing, for HEAD) reads back to the latest tag before B."""

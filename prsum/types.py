@@ -250,6 +250,7 @@ class Timing:
     prompt_tokens_evaluated: int
     completion_tokens: int
     seconds: float
+    cached: bool = False  # read from the card cache: no model time was spent
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "prompt_tokens_evaluated": card.timing.prompt_tokens_evaluated,
             "completion_tokens": card.timing.completion_tokens,
             "seconds": card.timing.seconds,
+            "cached": card.timing.cached,
         },
     }
 
