@@ -120,10 +120,9 @@ def _settings(**flags: Any) -> Settings:
     given = {
         name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
     }
-    # A switch left off and an option not given both defer to the environment and pyproject.
-    given = {
-        name: value for name, value in given.items() if value is not None and value is not False
-    }
+    # An option not given (None) defers to the environment and pyproject; so does a switch
+    # left off, which callers pass as None.
+    given = {name: value for name, value in given.items() if value is not None}
     return resolve_settings(given)
 
 
@@ -324,7 +323,7 @@ def range_command(
             lang=lang,
             ctx=ctx,
             threads=threads,
-            include_bots=include_bots,
+            include_bots=include_bots or None,
             prompt_style=prompt_style,
             map_chunks=map_chunks,
             pr_meta=pr_meta,
@@ -394,7 +393,7 @@ def list_command(
 ) -> None:
     """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, include_bots=include_bots, pr_meta=pr_meta)
+        settings = _settings(repo=repo, include_bots=include_bots or None, pr_meta=pr_meta)
         from prsum.discovery import estimate_diff_tokens, list_prs
 
         discovery = list_prs(
@@ -458,7 +457,7 @@ def notes_command(
             lang=lang,
             ctx=ctx,
             threads=threads,
-            include_bots=include_bots,
+            include_bots=include_bots or None,
             prompt_style=prompt_style,
             pr_meta=pr_meta,
             cache=False if no_cache else None,

@@ -1,0 +1,90 @@
+"""The card cache: a second run only reads it; a killed run resumes where it stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prsum.cache import JsonStore, clear_store, content_key, store_size
+from tests.conftest import RepoBuilder
+
+
+def five_prs(repo: RepoBuilder) -> None:
+    for number in range(1, 6):
+        repo.commit(
+            f"✨ Add feature {number} (#{number})",
+            {f"src/feature_{number}.py": f"def feature_{number}(x):\n    return x + {number}\n"},
+        )
+
+
+def prsum(*args: str, cache: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PRSUM_CACHE_DIR": str(cache)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "prsum", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def without_timing(cards: list[dict]) -> list[dict]:
+    return [{key: value for key, value in card.items() if key != "timing"} for card in cards]
+
+
+@pytest.mark.model
+def test_a_killed_run_resumes_and_matches_an_uninterrupted_one(
+    repo: RepoBuilder, default_model: Path, tmp_path: Path
+) -> None:
+    five_prs(repo)
+    common = ["range", "v0..main", "--repo", str(repo.path), "--model", str(default_model)]
+    cache = tmp_path / "cache"
+    run = prsum(*common, "--format", "jsonl", cache=cache)
+    assert run.stdout is not None
+    finished = [run.stdout.readline() for _ in range(3)]  # jsonl: one line per finished card
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    assert all(line.strip() for line in finished)
+    assert store_size(cache / "cards")[0] >= 3
+
+    resumed = prsum(*common, "--format", "json", cache=cache)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    cards = json.loads(out)["cards"]
+    cached = [card["timing"]["cached"] for card in cards]
+    assert cached[:3] == [True, True, True] and cached.count(True) == store_size(cache / "cards")[
+        0
+    ] - cached.count(False)
+    assert "from the cache" in err
+
+    fresh = prsum(*common, "--format", "json", "--no-cache", cache=tmp_path / "other")
+    out, err = fresh.communicate(timeout=300)
+    assert fresh.returncode == 0, err
+    assert without_timing(json.loads(out)["cards"]) == without_timing(cards)
+    assert store_size(tmp_path / "other" / "cards") == (0, 0)  # --no-cache writes nothing either
+
+
+def test_store_is_atomic_and_tolerates_damage(tmp_path: Path) -> None:
+    store = JsonStore(tmp_path / "cards")
+    key = content_key("a", "b")
+    assert store.get(key) is None
+    assert store.put(key, {"x": 1})
+    assert store.get(key) == {"x": 1}
+    path = next((tmp_path / "cards").rglob("*.json"))
+    path.write_text("{truncated", encoding="utf-8")
+    assert store.get(key) is None  # a damaged entry is a miss, not a crash
+    assert not list((tmp_path / "cards").rglob("*.tmp"))
+    assert clear_store(tmp_path / "cards") == 1
+    assert store_size(tmp_path / "cards") == (0, 0)
+
+
+def test_unwritable_cache_is_not_fatal(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert JsonStore(blocker / "cards").put("ab" * 32, {"x": 1}) is False
