@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -83,12 +84,14 @@ _GRAMMARS: dict[Language, str] = {
 @dataclass
 class _Usage:
     prompt_tokens: int = 0
+    sent: int = 0  # prompt tokens of all calls: what a model without a KV cache would evaluate
     evaluated: int = 0
     completion: int = 0
     seconds: float = 0.0
 
     def add(self, completion: Completion) -> None:
         self.prompt_tokens = max(self.prompt_tokens, completion.prompt_tokens)
+        self.sent += completion.prompt_tokens
         self.evaluated += completion.prompt_tokens_evaluated
         self.completion += completion.completion_tokens
         self.seconds += completion.seconds
@@ -509,7 +512,9 @@ class CardWriter:
             headline = prompts.fallback_headline(pr, facts, symbol, self.lang)
             card.written.append(headline)
         prompt += f"{self._label(labels.headline)}{headline}\n{self._label(labels.verdict)}"
+        scoring = time.perf_counter()
         verdict = self._choose_verdict(prompt, facts)
+        usage.seconds += time.perf_counter() - scoring  # model time too
         prompt += f"{labels.verdicts[verdict]}\n"
 
         said = self._field(prompt + self._label(labels.summary), "summary", usage, card)
@@ -558,7 +563,11 @@ class CardWriter:
             ),
             model=self.backend.info,
             timing=Timing(
-                usage.prompt_tokens, usage.evaluated, usage.completion, round(usage.seconds, 3)
+                prompt_tokens=usage.prompt_tokens,
+                prompt_tokens_evaluated=usage.evaluated,
+                completion_tokens=usage.completion,
+                seconds=round(usage.seconds, 3),
+                prompt_tokens_sent=usage.sent,
             ),
             lang=self.lang,
             provenance=_provenance(pr, commits, extra),

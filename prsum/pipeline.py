@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from prsum import __version__, prompts
 from prsum.cache import JsonStore, content_key
@@ -39,6 +41,13 @@ from prsum.types import (
 
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
+
+
+class _PrInput(NamedTuple):
+    pr: PullRequest
+    commits: tuple[Commit, ...]
+    diffs: tuple[FileDiff, ...]
+    facts: Facts
 
 
 # Bump when the cached form of a card changes.
@@ -162,10 +171,15 @@ class Summarizer:
         pr = self.history.find_pr(rev)
         return with_pr_meta(Discovery(rev, (pr,), (), ()), self.settings)
 
-    def card_for(self, pr: PullRequest) -> Card:
+    def read(self, pr: PullRequest) -> _PrInput:
+        """Everything git and the facts say of a PR: the part of a card that needs no model."""
         pr, commits = self.history.with_own_commits(pr)
         diffs = self.history.diff(pr)
-        facts = compute_facts(pr, diffs)
+        return _PrInput(pr, commits, diffs, compute_facts(pr, diffs))
+
+    def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:
+        """The PR's card: from the cache when it holds one for this exact input, else written."""
+        pr, commits, diffs, facts = read or self.read(pr)
         names = {name for diff in diffs for name in touched_definitions(diff)}
         again = sorted(
             (
@@ -237,14 +251,23 @@ class Summarizer:
     def cards(
         self, prs: Sequence[PullRequest], progress: ProgressCallback | None = None
     ) -> Iterator[CardResult]:
-        """Cards in the order given; a PR that fails yields a CardFailure and the run goes on."""
+        """Cards in the order given; a PR that fails yields a CardFailure and the run goes on.
+
+        Git is read for the next PR while the model writes the current card, so the model
+        does not wait for git.
+        """
         self.load()
-        for done, pr in enumerate(prs, start=1):
-            result: CardResult
-            try:
-                result = self.card_for(pr)
-            except GenerationError as exc:
-                result = CardFailure(pr, str(exc))
-            if progress is not None:
-                progress(done, len(prs), pr, result)
-            yield result
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            upcoming = reader.submit(self.read, prs[0]) if prs else None
+            for done, pr in enumerate(prs, start=1):
+                assert upcoming is not None
+                read = upcoming.result()
+                upcoming = reader.submit(self.read, prs[done]) if done < len(prs) else None
+                result: CardResult
+                try:
+                    result = self.card_for(pr, read)
+                except GenerationError as exc:
+                    result = CardFailure(pr, str(exc))
+                if progress is not None:
+                    progress(done, len(prs), pr, result)
+                yield result

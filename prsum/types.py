@@ -251,6 +251,7 @@ class Timing:
     completion_tokens: int
     seconds: float
     cached: bool = False  # read from the card cache: no model time was spent
+    prompt_tokens_sent: int = 0  # over all the card's model calls; evaluated is what was not reused
 
 
 @dataclass(frozen=True)

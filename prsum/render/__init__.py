@@ -105,6 +105,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "completion_tokens": card.timing.completion_tokens,
             "seconds": card.timing.seconds,
             "cached": card.timing.cached,
+            "prompt_tokens_sent": card.timing.prompt_tokens_sent,
         },
     }
 

@@ -1,0 +1,75 @@
+"""Where does a run's time go? Cards for a release range, twice: fresh, then from the cache.
+
+Prints seconds per card; prompt tokens sent against those llama.cpp actually evaluated (the
+rest came from its KV cache: the shared frame and the card so far); the ratio of prsum's wall
+time to the model's own time (what is not model time is prsum's overhead); and the second,
+cached run's wall time as a share of the first.
+
+    python bench/speed.py [--repo PATH --range A..B] [--model PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import fixture_clone
+
+from prsum.config import resolve_settings
+from prsum.pipeline import Summarizer
+from prsum.types import Card, RangeQuery
+
+
+def run(repo: Path, spec: str, model: Path | None, cache: Path) -> tuple[float, list[Card]]:
+    flags = {"repo": str(repo), "model": str(model) if model else None}
+    settings = resolve_settings(
+        {k: v for k, v in flags.items() if v}, env={"PRSUM_CACHE_DIR": str(cache)}
+    )
+    started = time.perf_counter()
+    summarizer = Summarizer(settings)
+    discovery = summarizer.discover(RangeQuery(spec))
+    cards = [result for result in summarizer.cards(discovery.entries) if isinstance(result, Card)]
+    return time.perf_counter() - started, cards
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--repo", type=Path, help="a clone (default: typer from ../shared/fixtures)"
+    )
+    parser.add_argument("--range", default="0.26.8..0.27.1")
+    parser.add_argument("--model", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        repo = args.repo or fixture_clone("typer", Path(scratch))
+        cache = Path(scratch) / "cache"
+        first, cards = run(repo, args.range, args.model, cache)
+        second, again = run(repo, args.range, args.model, cache)
+    model_seconds = sum(card.timing.seconds for card in cards)
+    sent = sum(card.timing.prompt_tokens_sent for card in cards)
+    evaluated = sum(card.timing.prompt_tokens_evaluated for card in cards)
+    completion = sum(card.timing.completion_tokens for card in cards)
+    print(f"range {args.range}: {len(cards)} cards")
+    print(f"seconds per card              {first / len(cards):.2f}  (wall {first:.1f} s)")
+    print(f"prompt tokens sent            {sent}  (over all model calls)")
+    print(
+        f"prompt tokens evaluated       {evaluated}  ({evaluated / sent:.0%} of sent: the rest reused from the KV cache)"
+    )
+    print(f"completion tokens             {completion}")
+    print(
+        f"wall / model time             {first / model_seconds:.2f}  (model {model_seconds:.1f} s; target <= 1.10)"
+    )
+    print(
+        f"cached run                    {second:.2f} s = {second / first:.1%} of the first (target <= 5%), {sum(c.timing.cached for c in again)}/{len(again)} from the cache"
+    )
+
+
+if __name__ == "__main__":
+    main()
