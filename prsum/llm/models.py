@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,12 +94,77 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     return ResolvedModel(path, f"embedded default ({DEFAULT_MODEL_PACKAGE})")
 
 
-def find_local_models(settings: Settings) -> list[Path]:
-    """GGUF files in the places a user is likely to keep them."""
-    places = [settings.repo / "models", Path.cwd() / "models", settings.cache_dir / "models"]
-    found: dict[Path, None] = {}
-    for place in places:
-        if place.is_dir():
-            for path in sorted(place.rglob("*.gguf")):
-                found[path.resolve()] = None
-    return list(found)
+@dataclass(frozen=True)
+class LocalModel:
+    path: Path
+    source: (
+        str  # where it was found: "models/", "prsum cache", "Hugging Face", "LM Studio", "Ollama"
+    )
+    name: str
+
+
+def _gguf_files(folder: Path, source: str) -> list[LocalModel]:
+    if not folder.is_dir():
+        return []
+    return [
+        LocalModel(path, source, path.name)
+        for path in sorted(folder.rglob("*.gguf"))
+        if path.is_file()
+    ]
+
+
+def _huggingface(hub: Path) -> list[LocalModel]:
+    """GGUF files in the Hugging Face hub cache: models--org--name/snapshots/REV/*.gguf."""
+    found = []
+    for repo in sorted(hub.glob("models--*")):
+        name = repo.name.removeprefix("models--").replace("--", "/")
+        for path in sorted(repo.glob("snapshots/*/**/*.gguf")):
+            found.append(LocalModel(path, "Hugging Face", f"{name}/{path.name}"))
+    return found
+
+
+def _ollama(root: Path) -> list[LocalModel]:
+    """Ollama's models: each manifest names its weights blob (a GGUF file without extension)."""
+    found = []
+    manifests = root / "manifests"
+    if not manifests.is_dir():
+        return []
+    for manifest in sorted(path for path in manifests.rglob("*") if path.is_file()):
+        try:
+            layers = json.loads(manifest.read_text(encoding="utf-8")).get("layers", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for layer in layers:
+            if (
+                isinstance(layer, dict)
+                and layer.get("mediaType") == "application/vnd.ollama.image.model"
+            ):
+                blob = root / "blobs" / str(layer.get("digest", "")).replace(":", "-")
+                parts = manifest.relative_to(manifests).parts
+                name = f"{'/'.join(parts[1:-1])}:{parts[-1]}" if len(parts) >= 3 else manifest.name
+                if blob.is_file():
+                    found.append(LocalModel(blob, "Ollama", name.removeprefix("library/")))
+    return found
+
+
+def find_local_models(settings: Settings, env: Mapping[str, str] | None = None) -> list[LocalModel]:
+    """GGUF files where people keep them: models/ folders, prsum's cache, the Hugging Face
+    cache, LM Studio's and Ollama's model stores. Each file once."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    hf_home = Path(env["HF_HOME"]) if env.get("HF_HOME") else home / ".cache" / "huggingface"
+    hub = Path(env["HF_HUB_CACHE"]) if env.get("HF_HUB_CACHE") else hf_home / "hub"
+    ollama = Path(env["OLLAMA_MODELS"]) if env.get("OLLAMA_MODELS") else home / ".ollama" / "models"
+    candidates = [
+        *_gguf_files(settings.repo / "models", "models/"),
+        *_gguf_files(Path.cwd() / "models", "models/"),
+        *_gguf_files(settings.cache_dir / "models", "prsum cache"),
+        *_huggingface(hub),
+        *_gguf_files(home / ".lmstudio" / "models", "LM Studio"),
+        *_gguf_files(home / ".cache" / "lm-studio" / "models", "LM Studio"),
+        *_ollama(ollama),
+    ]
+    unique: dict[Path, LocalModel] = {}
+    for model in candidates:
+        unique.setdefault(model.path.resolve(), model)
+    return list(unique.values())

@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from prsum.llm.models import LocalModel
 from prsum.render import coverage_line, sub_line, verdict_opening
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
 
@@ -100,7 +101,10 @@ def print_discovery(
 
 
 def print_models(
-    chosen: tuple[Path, str] | None, problem: str | None, found: Sequence[Path], console: Console
+    chosen: tuple[Path, str] | None,
+    problem: str | None,
+    found: Sequence[LocalModel],
+    console: Console,
 ) -> None:
     if chosen is not None:
         console.print(
@@ -108,9 +112,15 @@ def print_models(
         )
     if problem is not None:
         console.print(f"[red]no usable model[/red]: {escape(problem)}")
-    console.print("[bold]local GGUF files[/bold]" + ("" if found else ": none found"))
-    for path in found:
-        console.print(f"  {escape(str(path))}")
+    if not found:
+        console.print("[bold]local GGUF files[/bold]: none found")
+        return
+    table = Table(title="local GGUF files (use one with --model PATH)", title_justify="left")
+    for column in ("where", "name", "path"):
+        table.add_column(column, overflow="fold")
+    for model in found:
+        table.add_row(model.source, escape(model.name), escape(str(model.path)))
+    console.print(table)
 
 
 class ProgressDisplay:

@@ -1,0 +1,115 @@
+"""Model resolution and discovery: which GGUF, why, and the ones already on the machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prsum.config import resolve_settings
+from prsum.errors import ModelError
+from prsum.llm.models import check_gguf, find_local_models, resolve_model
+
+GGUF = b"GGUF\x03\x00\x00\x00" + bytes(64)
+
+
+def gguf(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(GGUF)
+    return path
+
+
+def test_resolution_order_flag_env_pyproject(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    from_file = gguf(repo / "models" / "team.gguf")
+    (repo / "pyproject.toml").write_text('[tool.prsum]\nmodel = "models/team.gguf"\n')
+    assert resolve_model(resolve_settings({"repo": str(repo)}, env={})).path == from_file
+    env_model = gguf(tmp_path / "env.gguf")
+    chosen = resolve_model(
+        resolve_settings({"repo": str(repo)}, env={"PRSUM_MODEL": str(env_model)})
+    )
+    assert (chosen.path, chosen.reason) == (env_model, "from PRSUM_MODEL")
+    flag_model = gguf(tmp_path / "flag.gguf")
+    chosen = resolve_model(
+        resolve_settings(
+            {"repo": str(repo), "model": str(flag_model)}, env={"PRSUM_MODEL": str(env_model)}
+        )
+    )
+    assert (chosen.path, chosen.reason) == (flag_model, "from --model")
+
+
+def test_check_gguf_rejects_what_is_not_a_model(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="does not exist"):
+        check_gguf(tmp_path / "missing.gguf")
+    with pytest.raises(ModelError, match="is not a file"):
+        check_gguf(tmp_path)
+    (tmp_path / "text.gguf").write_text("hello")
+    with pytest.raises(ModelError, match="not a GGUF model file"):
+        check_gguf(tmp_path / "text.gguf")
+
+
+def test_discovery_in_every_known_place(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    in_repo = gguf(repo / "models" / "local.gguf")
+    snapshot = gguf(
+        home
+        / ".cache/huggingface/hub/models--Qwen--Qwen2.5-Coder-1.5B-Instruct-GGUF/snapshots/abc123/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    )
+    lm_studio = gguf(home / ".lmstudio/models/lmstudio-community/gemma-3-1b/gemma-3-1b-Q4_K_M.gguf")
+    ollama = home / ".ollama/models"
+    blob = gguf(ollama / "blobs" / ("sha256-" + "ab" * 32))
+    manifest = ollama / "manifests/registry.ollama.ai/library/qwen2.5-coder/1.5b"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(
+        json.dumps(
+            {
+                "layers": [
+                    {
+                        "mediaType": "application/vnd.ollama.image.license",
+                        "digest": "sha256:" + "cd" * 32,
+                    },
+                    {
+                        "mediaType": "application/vnd.ollama.image.model",
+                        "digest": "sha256:" + "ab" * 32,
+                    },
+                ]
+            }
+        )
+    )
+    (ollama / "manifests/registry.ollama.ai/library/broken").mkdir(parents=True)
+    (ollama / "manifests/registry.ollama.ai/library/broken/latest").write_text("{not json")
+    settings = resolve_settings(
+        {"repo": str(repo)}, env={"HOME": str(home), "PRSUM_CACHE_DIR": str(tmp_path / "cache")}
+    )
+    found = {
+        (model.source, model.name): model.path
+        for model in find_local_models(settings, env={"HOME": str(home)})
+    }
+    assert found[("models/", "local.gguf")] == in_repo
+    assert (
+        found[
+            (
+                "Hugging Face",
+                "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            )
+        ]
+        == snapshot
+    )
+    assert found[("LM Studio", "gemma-3-1b-Q4_K_M.gguf")] == lm_studio
+    assert found[("Ollama", "qwen2.5-coder:1.5b")] == blob
+    assert len(found) == 4
+
+
+def test_environment_overrides_for_hf_and_ollama(tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    gguf(hub / "models--org--m/snapshots/r1/m.gguf")
+    settings = resolve_settings(
+        {"repo": str(tmp_path)}, env={"PRSUM_CACHE_DIR": str(tmp_path / "cache")}
+    )
+    found = find_local_models(
+        settings, env={"HOME": str(tmp_path / "nohome"), "HF_HUB_CACHE": str(hub)}
+    )
+    assert [(m.source, m.name) for m in found] == [("Hugging Face", "org/m/m.gguf")]
