@@ -105,6 +105,13 @@ MapChunksOption = Annotated[
         min=0,
     ),
 ]
+NoRedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact",
+        help="Do not mask credential-like text (keys, tokens, password= values) before the model.",
+    ),
+]
 NoCacheOption = Annotated[
     bool,
     typer.Option(
@@ -313,6 +320,7 @@ def range_command(
     prompt_style: StyleOption = None,
     map_chunks: MapChunksOption = None,
     no_cache: NoCacheOption = False,
+    no_redact: NoRedactOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -328,6 +336,7 @@ def range_command(
             map_chunks=map_chunks,
             pr_meta=pr_meta,
             cache=False if no_cache else None,
+            redact=False if no_redact else None,
         )
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
@@ -350,6 +359,7 @@ def show_command(
     prompt_style: StyleOption = None,
     map_chunks: MapChunksOption = None,
     no_cache: NoCacheOption = False,
+    no_redact: NoRedactOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -364,6 +374,7 @@ def show_command(
             map_chunks=map_chunks,
             pr_meta=pr_meta,
             cache=False if no_cache else None,
+            redact=False if no_redact else None,
         )
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
@@ -442,6 +453,7 @@ def notes_command(
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
     no_cache: NoCacheOption = False,
+    no_redact: NoRedactOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -461,6 +473,7 @@ def notes_command(
             prompt_style=prompt_style,
             pr_meta=pr_meta,
             cache=False if no_cache else None,
+            redact=False if no_redact else None,
         )
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)

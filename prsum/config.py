@@ -35,6 +35,7 @@ class Settings:
     pr_meta: Path | None
     map_chunks: int  # model-written notes per PR for diff chunks that do not fit (diff view)
     cache: bool  # read and write the card cache
+    redact: bool  # mask credential-like text before any model sees it
     cache_dir: Path
     sources: Mapping[str, Source] = field(default_factory=dict)
 
@@ -159,6 +160,7 @@ def resolve_settings(
         pr_meta=pick("pr_meta", path_setting("pr_meta"), None),
         map_chunks=pick("map_chunks", _to_positive_int(0), DEFAULT_MAP_CHUNKS),
         cache=pick("cache", _to_bool, True),
+        redact=pick("redact", _to_bool, True),
         cache_dir=user_cache_dir(env),
         sources=sources,
     )

@@ -7,6 +7,7 @@ from dataclasses import replace
 from prsum.config import Settings
 from prsum.history import History
 from prsum.prmeta import load_pr_meta
+from prsum.redact import redact_pr
 from prsum.types import Discovery, RangeQuery
 
 
@@ -24,7 +25,10 @@ def with_pr_meta(discovery: Discovery, settings: Settings) -> Discovery:
 
 def list_prs(settings: Settings, query: RangeQuery) -> Discovery:
     """Discovery only: what landed on the first-parent line of the range. No model is loaded."""
-    return with_pr_meta(History(settings.repo).discover(query), settings)
+    discovery = with_pr_meta(History(settings.repo).discover(query), settings)
+    if not settings.redact:
+        return discovery
+    return replace(discovery, entries=tuple(redact_pr(entry) for entry in discovery.entries))
 
 
 def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, int]:

@@ -20,6 +20,7 @@ from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
+from prsum.redact import redact_commit, redact_diff, redact_pr
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
     Card,
@@ -127,7 +128,7 @@ class Summarizer:
         self.settings = settings
         self.history = History(settings.repo)
         self._backend = backend
-        self._style = style
+        self._style = style if settings.prompt_style == "auto" else settings.prompt_style
         self._writer: CardWriter | None = None
         self._model: ResolvedModel | None = None
         self._model_sha = backend.info.sha256 if backend is not None else ""
@@ -175,6 +176,10 @@ class Summarizer:
         """Everything git and the facts say of a PR: the part of a card that needs no model."""
         pr, commits = self.history.with_own_commits(pr)
         diffs = self.history.diff(pr)
+        if self.settings.redact:
+            pr = redact_pr(pr)
+            commits = tuple(redact_commit(commit) for commit in commits)
+            diffs = tuple(redact_diff(diff) for diff in diffs)
         return _PrInput(pr, commits, diffs, compute_facts(pr, diffs))
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:

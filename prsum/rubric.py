@@ -52,7 +52,7 @@ def allowed_verdicts(facts: Facts) -> tuple[Verdict, ...]:
     if facts.breaking.is_breaking or facts.category in ("deps", "release"):
         return (prior,)
     lines = facts.source_lines_changed
-    if facts.category in _BEHAVIOUR and (
+    if facts.category not in _MECHANICAL and (
         lines >= 2 * DEEP_SOURCE_LINES or 0 < lines < DEEP_SOURCE_LINES // 2
     ):
         return (prior,)

@@ -44,7 +44,8 @@ def facts(
         (facts("fix", 100), "deep", ("skim", "deep")),  # near it: the model may break the tie
         (facts("refactor", 60), "skim", ("skim", "deep")),
         (facts("fix", 12), "skim", ("skim",)),  # far under it: settled
-        (facts("chore", 30), "skim", ("skim", "deep")),  # source changes are never skip
+        (facts("chore", 30), "skim", ("skim",)),  # source changes are never skip
+        (facts("chore", 60), "skim", ("skim", "deep")),
     ],
 )
 def test_prior_and_allowed_moves(case: Facts, prior: str, allowed: tuple[str, ...]) -> None:

@@ -1,0 +1,84 @@
+"""Mask what looks like a credential before any model sees it; it then reaches no output either.
+
+Masked: private key blocks, common token formats (AWS, GitHub, GitLab, Slack, Google, Stripe,
+JWT), `password=`/`secret=`/`token=`/`api_key=` assignments, and long high-entropy strings
+in configuration files. `--no-redact` turns this off.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import replace
+
+from prsum.filekinds import file_kind
+from prsum.types import Commit, FileDiff, PrMeta, PullRequest
+
+MASK = "[REDACTED]"
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL
+)
+_TOKENS = re.compile(
+    r"AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}"  # AWS access keys
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
+    r"|[sr]k_(?:live|test)_[0-9A-Za-z]{20,}"  # Stripe
+    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # JWT
+)
+_ASSIGNMENT = re.compile(
+    r"""(?P<key>\b[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[\w.-]*)"""
+    r"""(?P<sep>["']?\s*[:=]\s*["']?)(?P<value>[^\s"',;]{4,})""",
+    re.IGNORECASE,
+)
+_HIGH_ENTROPY = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+# A value that only names where the secret comes from is not a secret.
+_INDIRECT = re.compile(
+    r"^(\$\{?|os\.environ|env\(|getenv|None|null|true|false|\*+$|<|\{\{|%\()", re.IGNORECASE
+)
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(count / len(text) * math.log2(count / len(text)) for count in counts.values())
+
+
+def redact_text(text: str, config: bool = False) -> str:
+    """`text` with credential-like values replaced by [REDACTED]; high-entropy strings too in config files."""
+    text = _PRIVATE_KEY.sub(MASK, text)
+    text = _TOKENS.sub(MASK, text)
+
+    def assignment(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if _INDIRECT.match(value) or value == MASK:
+            return match.group(0)
+        return f"{match.group('key')}{match.group('sep')}{MASK}"
+
+    text = _ASSIGNMENT.sub(assignment, text)
+    if config:
+        text = _HIGH_ENTROPY.sub(lambda m: MASK if _entropy(m.group(0)) > 4.0 else m.group(0), text)
+    return text
+
+
+def redact_diff(diff: FileDiff) -> FileDiff:
+    return FileDiff(diff.path, redact_text(diff.patch, config=file_kind(diff.path) == "config"))
+
+
+def redact_pr(pr: PullRequest) -> PullRequest:
+    meta = pr.meta
+    if meta is not None:
+        meta = PrMeta(
+            meta.source,
+            redact_text(meta.body),
+            meta.labels,
+            meta.author,
+            meta.reviewers,
+            tuple(redact_text(comment) for comment in meta.review_comments),
+        )
+    return replace(pr, title=redact_text(pr.title), message=redact_text(pr.message), meta=meta)
+
+
+def redact_commit(commit: Commit) -> Commit:
+    return replace(commit, message=redact_text(commit.message))
