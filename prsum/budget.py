@@ -36,6 +36,7 @@ _SNAPSHOT_PATH = re.compile(r"(^|/)(__snapshots__|snapshots)/|\.snap$|\.ambr$")
 _MINIFIED_PATH = re.compile(r"\.min\.(js|css|mjs)$|\.bundle\.js$|\.map$")
 _MINIFIED_LINE = 1000  # characters: no human writes such a line
 _HUNK_START = re.compile(r"^@@ ", re.MULTILINE)
+_SNIFF_LINES = 5_000  # lines of a patch looked at to tell generated or minified content
 NO_ROOM = "no room left in the context"
 
 
@@ -119,7 +120,9 @@ def noise_reason(change: FileChange, patch: str) -> str | None:
     if _MINIFIED_PATH.search(name):
         return "minified asset"
     added = [
-        line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")
+        line
+        for line in patch.splitlines()[:_SNIFF_LINES]
+        if line.startswith("+") and not line.startswith("+++")
     ]
     if _GENERATED_PATH.search(change.path) or any(
         _GENERATED_MARK.search(line) for line in added[:10]

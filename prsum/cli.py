@@ -221,6 +221,11 @@ def _write_cards(
         else:
             text = render.report_to_markdown(report)
         _emit(text, output)
+    if summarizer.cache_unwritable:
+        typer.echo(
+            f"prsum: warning: cannot write the card cache in {summarizer.settings.cache_dir}: cards were not cached",
+            err=True,
+        )
     cached = sum(1 for card in cards if card.timing.cached)
     typer.echo(
         f"prsum: {len(cards)} cards ({cached} from the cache), {len(failures)} failed, "
@@ -457,12 +462,18 @@ def notes_command(
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
-    from prsum.render.notes import notes_to_json, notes_to_markdown, notes_with_template
+    from prsum.render.notes import (
+        load_template,
+        notes_to_json,
+        notes_to_markdown,
+        notes_with_template,
+    )
     from prsum.render.terminal import ProgressDisplay
 
     with _errors_to_exit(debug):
         if fmt not in (None, OutputFormat.md, OutputFormat.json):
             raise UsageError("notes are written as md or json (or through --template)")
+        compiled = load_template(template) if template is not None else None
         settings = _settings(
             repo=repo,
             model=model,
@@ -484,8 +495,8 @@ def notes_command(
         progress = ProgressDisplay(_console(stderr=True), len(discovery.prs))
         with progress.shown():
             notes, failures = summarizer.release_notes(discovery, progress.update)
-        if template is not None:
-            text = notes_with_template(notes, template)
+        if compiled is not None:
+            text = notes_with_template(notes, compiled)
         elif fmt is OutputFormat.json:
             text = notes_to_json(notes)
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from prsum.types import FileDiff
@@ -53,6 +54,9 @@ _KEYWORDS = frozenset(
     }
 )
 _MAX_NAMES = 4
+# A digest reads this many lines of a file's patch at most: enough to name what a huge
+# (often generated) file changes, without scanning all of it.
+_MAX_DIGEST_LINES = 20_000
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,14 @@ class FileDigest:
         return (*self.added, *self.changed)
 
 
+@lru_cache(maxsize=4096)
+def _patterns_for(path: str) -> re.Pattern[str] | None:
+    return _PATTERNS_BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+
+
 def definition_name(line: str, path: str = "") -> str | None:
     """The name a line defines (function, class, type, config key), if it defines one."""
-    special = _PATTERNS_BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+    special = _patterns_for(path)
     for pattern in (
         (_DEFINITION, _JS_ASSIGNED_FUNCTION, _JS_METHOD) if special is None else (special,)
     ):
@@ -94,7 +103,7 @@ def digest_patch(path: str, patch: str) -> FileDigest:
     minus: set[str] = set()
     touched: Counter[str] = Counter()
     enclosing: str | None = None
-    for line in patch.splitlines():
+    for line in patch.splitlines()[:_MAX_DIGEST_LINES]:
         if line.startswith(("+++", "---")):
             continue
         hunk = _HUNK.match(line)

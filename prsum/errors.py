@@ -42,5 +42,11 @@ class GenerationError(PrsumError):
     exit_code = EXIT_PARTIAL
 
 
+class PrReadError(PrsumError):
+    """One PR's diff or commits could not be read; the others still can."""
+
+    exit_code = EXIT_PARTIAL
+
+
 class OutputError(PrsumError):
     """The output cannot be written."""

@@ -10,6 +10,7 @@ from prsum.filekinds import file_kind
 from prsum.types import Breaking, Category, Facts, FileDiff, PullRequest
 
 _BREAKING_MARKERS = re.compile(r"BREAKING[ -]CHANGE|💥|^\w+(\([^)]*\))?!:", re.MULTILINE)
+_MAX_LINES_PER_FILE = 20_000
 _TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b")
 _NEW_OPTION = re.compile(r"""["'](--[a-z][a-z0-9-]+)["']""")
 _NEW_ENV_VAR = re.compile(
@@ -34,13 +35,6 @@ _TITLE_CATEGORIES: tuple[tuple[Category, re.Pattern[str]], ...] = (
         re.compile(r"✨|💥|\b(add|adds|added|new|support|introduce|allow|enable)\b", re.IGNORECASE),
     ),
 )
-
-
-def _added_lines(diffs: Iterable[FileDiff]) -> Iterable[tuple[str, str]]:
-    for diff in diffs:
-        for line in diff.patch.splitlines():
-            if line.startswith("+") and not line.startswith("+++"):
-                yield diff.path, line[1:]
 
 
 def categorize(pr: PullRequest, kinds: Sequence[str]) -> Category:
@@ -80,8 +74,10 @@ _DEFAULT = re.compile(r"(\w+)\s*(?::[^=,]+)?=\s*([^,)]+)")
 
 
 def _lines(diffs: Iterable[FileDiff], sign: str) -> Iterable[tuple[str, str]]:
+    """(path, text) of the lines a diff adds ("+") or removes ("-"): the first lines of each
+    file only, since facts about a huge (usually generated) file show in its first lines."""
     for diff in diffs:
-        for line in diff.patch.splitlines():
+        for line in diff.patch.splitlines()[:_MAX_LINES_PER_FILE]:
             if line.startswith(sign) and not line.startswith(sign * 3):
                 yield diff.path, line[1:]
 
@@ -123,7 +119,7 @@ def _defaults(lines: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
 
 def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
     kinds = [file_kind(change.path) for change in pr.files]
-    added = list(_added_lines(diffs))
+    added = list(_lines(diffs, "+"))
     todos = tuple(
         dict.fromkeys(f"{path}: {text.strip()[:120]}" for path, text in added if _TODO.search(text))
     )

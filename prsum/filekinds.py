@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -45,6 +46,7 @@ _CONFIG_EXT = {".toml", ".cfg", ".ini", ".yml", ".yaml", ".json", ".lock", ".in"
 _CONFIG_NAMES = {"setup.py", "Makefile", "Dockerfile", ".gitignore", "requirements.txt", "tox.ini"}
 
 
+@lru_cache(maxsize=8192)
 def file_kind(path: str) -> FileKind:
     """The reviewer's category of a file, judged from its path."""
     name = PurePosixPath(path).name

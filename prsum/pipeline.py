@@ -14,7 +14,7 @@ from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
 from prsum.digest import touched_definitions
 from prsum.discovery import with_pr_meta
-from prsum.errors import GenerationError
+from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
 from prsum.history import History
 from prsum.llm import Backend
@@ -136,6 +136,7 @@ class Summarizer:
         # so an older PR's card can say where its code was touched again.
         self._touched_later: dict[str, str] = {}
         self._cards = JsonStore(settings.cache_dir / "cards") if settings.cache else None
+        self.cache_unwritable = False  # set when a card could not be cached: the run goes on
 
     def load(self) -> None:
         """Resolve and check the model file now, so a bad one fails before any PR is read.
@@ -207,8 +208,8 @@ class Summarizer:
             if body is not None:
                 return body.card_for(context)
         card = self.writer.write(context, facts, diffs, commits)
-        if self._cards is not None:
-            self._cards.put(key, to_plain(CachedCard.of(card)))
+        if self._cards is not None and not self._cards.put(key, to_plain(CachedCard.of(card))):
+            self.cache_unwritable = True
         return card
 
     def _card_key(
@@ -266,12 +267,14 @@ class Summarizer:
             upcoming = reader.submit(self.read, prs[0]) if prs else None
             for done, pr in enumerate(prs, start=1):
                 assert upcoming is not None
-                read = upcoming.result()
-                upcoming = reader.submit(self.read, prs[done]) if done < len(prs) else None
+                pending, upcoming = (
+                    upcoming,
+                    (reader.submit(self.read, prs[done]) if done < len(prs) else None),
+                )
                 result: CardResult
                 try:
-                    result = self.card_for(pr, read)
-                except GenerationError as exc:
+                    result = self.card_for(pr, pending.result())
+                except (GenerationError, PrReadError) as exc:
                     result = CardFailure(pr, str(exc))
                 if progress is not None:
                     progress(done, len(prs), pr, result)

@@ -34,6 +34,9 @@ _ASSIGNMENT = re.compile(
     re.IGNORECASE,
 )
 _HIGH_ENTROPY = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+_KEYWORDS = re.compile(
+    r"passw|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential", re.IGNORECASE
+)
 # A value that only names where the secret comes from is not a secret.
 _INDIRECT = re.compile(
     r"^(\$\{?|os\.environ|env\(|getenv|None|null|true|false|\*+$|<|\{\{|%\()", re.IGNORECASE
@@ -56,7 +59,12 @@ def redact_text(text: str, config: bool = False) -> str:
             return match.group(0)
         return f"{match.group('key')}{match.group('sep')}{MASK}"
 
-    text = _ASSIGNMENT.sub(assignment, text)
+    # The assignment pattern is slow on long text: only lines naming a secret-ish key get it.
+    if _KEYWORDS.search(text):
+        text = "\n".join(
+            _ASSIGNMENT.sub(assignment, line) if _KEYWORDS.search(line) else line
+            for line in text.split("\n")
+        )
     if config:
         text = _HIGH_ENTROPY.sub(lambda m: MASK if _entropy(m.group(0)) > 4.0 else m.group(0), text)
     return text

@@ -13,7 +13,7 @@ from prsum.cli import app
 from prsum.config import resolve_settings
 from prsum.notes import contributors
 from prsum.pipeline import Summarizer
-from prsum.render.notes import notes_to_dict, notes_with_template
+from prsum.render.notes import load_template, notes_to_dict, notes_with_template
 from prsum.types import PullRequest, RangeQuery
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
@@ -146,7 +146,7 @@ def test_template_renders_keep_a_changelog(repo: RepoBuilder, tmp_path: Path) ->
         resolve_settings({"repo": str(repo.path), "lang": "en"}, env={}), backend=FakeBackend()
     )
     notes, _ = summarizer.release_notes(summarizer.discover(RangeQuery("v0..v1")))
-    text = notes_with_template(notes, template)
+    text = notes_with_template(notes, load_template(template))
     assert text.startswith("## [v1]\n")
     assert "### Added\n- Add greeting (#1)\n" in text
     assert "### Fixed\n- Fix the exit code (#2)\n" in text
@@ -170,7 +170,7 @@ def test_bad_template_is_one_line(repo: RepoBuilder, tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2
-    assert "does not exist" in result.output  # the model is checked before any work
+    assert f"--template {template}, line 1:" in result.output  # before the model is even checked
 
 
 @pytest.mark.model

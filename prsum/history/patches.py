@@ -7,6 +7,49 @@ import re
 from prsum.types import FileChange, FileDiff
 
 
+def _parse_token(
+    tokens: list[str],
+    index: int,
+    token: str,
+    statuses: dict[str, tuple[str, str | None]],
+    counts: dict[str, tuple[int, int, bool]],
+    order: list[str],
+) -> int:
+    """Read one entry starting at `tokens[index]`; the index of the next entry."""
+    if not token:
+        return index + 1
+    if token.startswith(":"):
+        letter = token.split()[-1][:1]
+        if letter in "RC":
+            old, new = tokens[index + 1], tokens[index + 2]
+            step = 3
+        else:
+            old, new = None, tokens[index + 1]
+            step = 2
+        statuses[new] = ({"A": "A", "D": "D", "R": "R", "C": "A"}.get(letter, "M"), old)
+        order.append(new)
+        return index + step
+    added_text, deleted_text, path = token.split("\t", 2)
+    step = 1
+    if not path:  # a rename: the two paths follow as their own tokens
+        path = tokens[index + 2]
+        step = 3
+    binary = added_text == "-"
+    counts[path] = (
+        0 if binary else _count(added_text),
+        0 if binary else _count(deleted_text),
+        binary,
+    )
+    return index + step
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0 or not text.isdigit():
+        raise ValueError(f"not a line count: {text!r}")
+    return value
+
+
 def parse_changes(tokens: list[str]) -> tuple[FileChange, ...]:
     """Parse the NUL-separated `--raw --numstat -z` section of one commit."""
     statuses: dict[str, tuple[str, str | None]] = {}
@@ -15,33 +58,10 @@ def parse_changes(tokens: list[str]) -> tuple[FileChange, ...]:
     index = 0
     while index < len(tokens):
         token = tokens[index].lstrip("\n")
-        if not token:
-            index += 1
-            continue
-        if token.startswith(":"):
-            letter = token.split()[-1][:1]
-            if letter in "RC":
-                old, new = tokens[index + 1], tokens[index + 2]
-                index += 3
-            else:
-                old, new = None, tokens[index + 1]
-                index += 2
-            status = {"A": "A", "D": "D", "R": "R", "C": "A"}.get(letter, "M")
-            statuses[new] = (status, old)
-            order.append(new)
-            continue
-        added_text, deleted_text, path = token.split("\t", 2)
-        if not path:  # a rename: the two paths follow as their own tokens
-            path = tokens[index + 2]
-            index += 3
-        else:
-            index += 1
-        binary = added_text == "-"
-        counts[path] = (
-            0 if binary else int(added_text),
-            0 if binary else int(deleted_text),
-            binary,
-        )
+        try:
+            index = _parse_token(tokens, index, token, statuses, counts, order)
+        except (ValueError, IndexError):
+            index += 1  # not the shape git writes: skip it rather than misread what follows
     changes = []
     for path in order:
         status, old = statuses[path]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import git
 
-from prsum.errors import RepositoryError, RevisionError
+from prsum.errors import PrReadError, RepositoryError, RevisionError
 from prsum.history.messages import (
     Classified,
     cherry_picked_from,
@@ -146,6 +146,10 @@ class History:
         try:
             return str(self._repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}"))
         except git.GitCommandError:
+            if not self._repo.head.is_valid():
+                raise RepositoryError(
+                    f"{self.path} has no commits yet: there is nothing to summarize"
+                ) from None
             raise RevisionError(
                 f"unknown revision {rev!r} in {self.path}: check the name with `git log --oneline`"
             ) from None
@@ -400,12 +404,18 @@ class History:
     def diff(self, pr: PullRequest) -> tuple[FileDiff, ...]:
         """The PR's patch against its base (the first parent), split per file."""
         common = ["-M", "-C", "--no-color", "--no-ext-diff", "--full-index"]
-        if pr.base_sha:
-            text = self._repo.git.diff(*common, pr.base_sha, pr.sha, stdout_as_string=False)
-        else:
-            text = self._repo.git.show(
-                *common, "--format=", "--root", pr.sha, stdout_as_string=False
-            )
+        try:
+            if pr.base_sha and self._has_ref(pr.base_sha):
+                text = self._repo.git.diff(*common, pr.base_sha, pr.sha, stdout_as_string=False)
+            else:  # a root commit, or a shallow clone's boundary: everything is new
+                text = self._repo.git.show(
+                    *common, "--format=", "--root", pr.sha, stdout_as_string=False
+                )
+        except git.GitCommandError as exc:
+            message = (exc.stderr or str(exc)).strip().splitlines()
+            raise PrReadError(
+                f"cannot read the diff of {pr.label}: {message[-1] if message else exc}"
+            ) from None
         return split_patch(text.decode("utf-8", errors="replace"), pr.files)
 
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
@@ -416,6 +426,13 @@ class History:
         """
         if pr.base_sha is None:
             return ()
+        try:
+            return self._own_commits(pr)
+        except (git.GitCommandError, ValueError):
+            return ()  # a shallow clone may lack them: they are context, not essential
+
+    def _own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
+        assert pr.base_sha is not None
         commit = self._repo.commit(pr.sha)
         if len(commit.parents) > 1:
             revs = [f"{pr.base_sha}..{pr.sha}^2"]

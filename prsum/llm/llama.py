@@ -24,6 +24,29 @@ REPEAT_PENALTY = 1.3
 _log = logging.getLogger("prsum.llama")
 
 
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux), or None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _check_memory(path: Path) -> None:
+    """Refuse, with a clear message, a model that cannot fit in memory, before trying."""
+    available = available_memory()
+    needed = int(path.stat().st_size * 1.1)  # the weights, plus a margin for context and buffers
+    if available is not None and needed > available:
+        raise ModelError(
+            f"{path.name} needs about {needed / 2**30:.1f} GiB of memory and {available / 2**30:.1f} GiB "
+            "is available: close other programs or choose a smaller model"
+        )
+
+
 def _cpu_has_amx() -> bool:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
@@ -86,6 +109,8 @@ class LlamaBackend:
     def _load(self, vocab_only: bool) -> Any:
         import llama_cpp
 
+        if not vocab_only:
+            _check_memory(self._path)
         _install_log_callback()
         try:
             with _without_amx_repacking():

@@ -64,8 +64,8 @@ def notes_to_markdown(notes: ReleaseNotes) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def notes_with_template(notes: ReleaseNotes, template: Path) -> str:
-    """The notes rendered by a Jinja2 template, given the structured notes as `notes`."""
+def load_template(template: Path) -> Any:
+    """A user's Jinja2 template, compiled: a broken one fails before any card is written."""
     import jinja2
 
     try:
@@ -76,8 +76,17 @@ def notes_with_template(notes: ReleaseNotes, template: Path) -> str:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
     )
     try:
-        return environment.from_string(source).render(notes=notes_to_dict(notes))
+        return environment.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"--template {template}, line {exc.lineno}: {exc.message}") from None
+
+
+def notes_with_template(notes: ReleaseNotes, template: Any) -> str:
+    """The notes rendered by a compiled template, given the structured notes as `notes`."""
+    import jinja2
+
+    try:
+        rendered: str = template.render(notes=notes_to_dict(notes))
     except jinja2.TemplateError as exc:
-        raise UsageError(f"--template {template}: {exc}") from None
+        raise UsageError(f"--template: {exc}") from None
+    return rendered

@@ -1,0 +1,191 @@
+"""Hostile and broken input: each case ends in a card, or in one line and a documented exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prsum.cli import app
+from prsum.config import resolve_settings
+from prsum.pipeline import Summarizer
+from prsum.types import Card, RangeQuery
+from tests.conftest import RepoBuilder
+from tests.fakes import FakeBackend
+from tests.test_cli import assert_one_line_error, run_prsum
+
+
+def cards_with_fake(repo: Path, spec: str = "HEAD", **flags: object) -> list:
+    summarizer = Summarizer(
+        resolve_settings({"repo": str(repo), **flags}, env={}), backend=FakeBackend()
+    )
+    discovery = summarizer.discover(RangeQuery(spec))
+    return list(summarizer.cards(discovery.entries))
+
+
+def test_bare_repository(repo: RepoBuilder, tmp_path: Path) -> None:
+    repo.commit("Add (#1)", {"a.py": "a = 1\n"})
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(repo.path), str(tmp_path / "bare.git")], check=True
+    )
+    result = run_prsum("list", "v0..main", "--repo", str(tmp_path / "bare.git"), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [pr["number"] for pr in json.loads(result.stdout)["prs"]] == [1]
+    assert all(
+        isinstance(card, Card) for card in cards_with_fake(tmp_path / "bare.git", "v0..main")
+    )
+
+
+def test_empty_repository(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], check=True)
+    assert_one_line_error(
+        run_prsum("range", "HEAD", "--repo", str(tmp_path / "empty")), "has no commits yet"
+    )
+
+
+def test_shallow_clone_with_missing_parents(repo: RepoBuilder, tmp_path: Path) -> None:
+    for number in range(1, 5):
+        repo.commit(f"Change {number} (#{number})", {f"m{number}.py": f"x = {number}\n"})
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(tmp_path / "shallow")],
+        check=True,
+    )
+    results = cards_with_fake(tmp_path / "shallow")
+    assert [card.pr.number for card in results] == [4, 3]
+    assert all(isinstance(card, Card) for card in results)
+
+
+def test_submodule_binary_and_non_utf8(repo: RepoBuilder, tmp_path: Path) -> None:
+    sha = repo.head()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
+    repo.write({"logo.png": bytes(range(256)) * 8, "latin.txt": b"caf\xe9 cr\xe8me\n"})
+    repo.git("add", "logo.png", "latin.txt")
+    message = tmp_path / "message"
+    message.write_bytes("Caf\xe9 changes (#7)\n".encode("latin-1"))
+    repo.git("-c", "i18n.commitEncoding=latin-1", "commit", "-q", "-F", str(message))
+    (card,) = cards_with_fake(repo.path, "v0..main")
+    assert isinstance(card, Card) and card.pr.number == 7
+    reasons = {item.path: item.reason for item in card.coverage.files_left_out}
+    assert reasons.get("logo.png") in (None, "binary file")
+    assert {f.path for f in card.pr.files} == {"vendor/lib", "logo.png", "latin.txt"}
+
+
+def test_a_100_mb_text_file(repo: RepoBuilder) -> None:
+    line = "value = compute(alpha, beta, gamma, delta)  # generated row\n"
+    repo.write({"data/huge.py": line * (100 * 2**20 // len(line))})
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "Add a huge module (#8)")
+    started = time.perf_counter()
+    for style in ("digest", "diff"):
+        (card,) = cards_with_fake(repo.path, "v0..main", prompt_style=style)
+        assert isinstance(card, Card)
+        assert card.coverage.prompt_tokens <= card.coverage.context_size
+    assert time.perf_counter() - started < 120
+
+
+def test_unwritable_output_path(repo: RepoBuilder, tmp_path: Path) -> None:
+    repo.commit("Add (#1)", {"a.py": "a = 1\n"})
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    result = run_prsum("list", "v0..main", "--repo", str(repo.path), "-o", str(blocker / "out.md"))
+    assert_one_line_error(result, f"cannot write {blocker / 'out.md'}")
+    assert blocker.read_text() == "x"
+
+
+def test_unwritable_cache_is_a_warning(repo: RepoBuilder, tmp_path: Path) -> None:
+    repo.commit("Add (#1)", {"a.py": "a = 1\n"})
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("not a folder")
+    summarizer = Summarizer(
+        resolve_settings({"repo": str(repo.path)}, env={"PRSUM_CACHE_DIR": str(blocker)}),
+        backend=FakeBackend(),
+    )
+    (card,) = summarizer.cards(summarizer.discover(RangeQuery("v0..main")).entries)
+    assert isinstance(card, Card) and summarizer.cache_unwritable
+
+
+@pytest.mark.model
+def test_a_model_larger_than_free_memory(
+    repo: RepoBuilder, default_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prsum.llm import llama
+
+    repo.commit("Add (#1)", {"a.py": "a = 1\n"})
+    monkeypatch.setattr(llama, "available_memory", lambda: 100 * 2**20)
+    result = CliRunner().invoke(
+        app,
+        [
+            "range",
+            "v0..main",
+            "--repo",
+            str(repo.path),
+            "--model",
+            str(default_model),
+            "--no-cache",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "needs about 0.3 GiB of memory and 0.1 GiB is available" in result.output
+
+
+@pytest.mark.model
+def test_ctrl_c_keeps_finished_cards(
+    repo: RepoBuilder, default_model: Path, tmp_path: Path
+) -> None:
+    for number in range(1, 7):
+        repo.commit(
+            f"✨ Add feature {number} (#{number})",
+            {f"src/f{number}.py": f"def f{number}(x):\n    return x * {number}\n"},
+        )
+    output = tmp_path / "cards.json"
+    cache = tmp_path / "cache"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "prsum",
+            "range",
+            "v0..main",
+            "--repo",
+            str(repo.path),
+            "--model",
+            str(default_model),
+            "-f",
+            "json",
+            "-o",
+            str(output),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PRSUM_CACHE_DIR": str(cache)},
+    )
+    deadline = time.monotonic() + 120
+    while not list((cache / "cards").rglob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    document = json.loads(output.read_text())
+    assert document["complete"] is False and 1 <= len(document["cards"]) < 6
+
+
+def test_the_bad_input_script_reports_no_failure() -> None:
+    script = Path(__file__).resolve().parents[1] / "bench" / "badinput.sh"
+    command = Path(sys.executable).parent / "prsum"
+    result = subprocess.run(
+        ["bash", str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PRSUM": str(command)},
+        timeout=300,
+    )
+    rows = result.stdout.strip().splitlines()
+    assert len(rows) == 17 and all(row.startswith("ok ") for row in rows), result.stdout
