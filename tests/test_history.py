@@ -129,14 +129,14 @@ def test_find_pr_by_number_sha_and_tag(repo: RepoBuilder) -> None:
 
 
 def test_unusual_file_names_keep_their_patches(repo: RepoBuilder) -> None:
-    names = ["docs/with space.md", "src/naïve ünïcode.py", 'src/quote"d.py']
-    repo.commit("Odd names (#4)", {name: f"content of {name}\n" for name in names})
+    names = ["docs/with space.md", "src/naïve ünïcode.py", 'src/quote"d.py', "src/new\nline.py", "src/tab\there.py"]
+    repo.commit("Odd names (#4)", {name: f"content of {name!r}\n" for name in names})
     history = History(repo.path)
     pr = history.discover("v0..main").prs[0]
     assert sorted(f.path for f in pr.files) == sorted(names)
     patches = {d.path: d.patch for d in history.diff(pr)}
     for name in names:
-        assert f"+content of {name}" in patches[name]
+        assert f"+content of {name!r}" in patches[name]
 
 
 def test_rename_is_reported_once_with_its_old_path(repo: RepoBuilder) -> None:
