@@ -124,13 +124,17 @@ DebugOption = Annotated[
 
 
 def _settings(**flags: Any) -> Settings:
+    """Settings from the flags given. An option not given (None) and a switch left off defer to
+    the environment and pyproject; `--no-cache` and `--no-redact` turn those settings off."""
     given = {
         name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
     }
-    # An option not given (None) defers to the environment and pyproject; so does a switch
-    # left off, which callers pass as None.
-    given = {name: value for name, value in given.items() if value is not None}
-    return resolve_settings(given)
+    for switch, setting in (("no_cache", "cache"), ("no_redact", "redact")):
+        if given.pop(switch, False):
+            given[setting] = False
+    if not given.get("include_bots"):
+        given.pop("include_bots", None)
+    return resolve_settings({name: value for name, value in given.items() if value is not None})
 
 
 @contextmanager
@@ -336,12 +340,12 @@ def range_command(
             lang=lang,
             ctx=ctx,
             threads=threads,
-            include_bots=include_bots or None,
+            include_bots=include_bots,
             prompt_style=prompt_style,
             map_chunks=map_chunks,
             pr_meta=pr_meta,
-            cache=False if no_cache else None,
-            redact=False if no_redact else None,
+            no_cache=no_cache,
+            no_redact=no_redact,
         )
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
@@ -378,8 +382,8 @@ def show_command(
             prompt_style=prompt_style,
             map_chunks=map_chunks,
             pr_meta=pr_meta,
-            cache=False if no_cache else None,
-            redact=False if no_redact else None,
+            no_cache=no_cache,
+            no_redact=no_redact,
         )
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
@@ -409,7 +413,7 @@ def list_command(
 ) -> None:
     """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, include_bots=include_bots or None, pr_meta=pr_meta)
+        settings = _settings(repo=repo, include_bots=include_bots, pr_meta=pr_meta)
         from prsum.discovery import estimate_diff_tokens, list_prs
 
         discovery = list_prs(
@@ -480,11 +484,11 @@ def notes_command(
             lang=lang,
             ctx=ctx,
             threads=threads,
-            include_bots=include_bots or None,
+            include_bots=include_bots,
             prompt_style=prompt_style,
             pr_meta=pr_meta,
-            cache=False if no_cache else None,
-            redact=False if no_redact else None,
+            no_cache=no_cache,
+            no_redact=no_redact,
         )
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)

@@ -14,9 +14,14 @@ from prsum.cli import app
 from tests.conftest import RepoBuilder
 
 
-def run_prsum(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_prsum(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own, as a user runs it; `env` adds to the environment."""
     return subprocess.run(
-        [sys.executable, "-m", "prsum", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "prsum", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
     )
 
 
@@ -82,12 +87,7 @@ def test_missing_and_non_gguf_model_files(repo: RepoBuilder, tmp_path: Path) -> 
 
 
 def test_bad_setting_from_the_environment(repo: RepoBuilder) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "prsum", "list", "v0..main", "--repo", str(repo.path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PRSUM_LANG": "fr"},
-    )
+    result = run_prsum("list", "v0..main", "--repo", str(repo.path), env={"PRSUM_LANG": "fr"})
     assert_one_line_error(result, "PRSUM_LANG: unknown language")
 
 
@@ -99,21 +99,14 @@ def test_list_json_without_a_model(repo: RepoBuilder) -> None:
         author="github-actions[bot] <bot@example.com>",
     )
     # A model that does not exist proves discovery never loads one.
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prsum",
-            "list",
-            "v0..main",
-            "--repo",
-            str(repo.path),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PRSUM_MODEL": "/nonexistent.gguf"},
+    result = run_prsum(
+        "list",
+        "v0..main",
+        "--repo",
+        str(repo.path),
+        "--format",
+        "json",
+        env={"PRSUM_MODEL": "/nonexistent.gguf"},
     )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)

@@ -129,7 +129,13 @@ def test_find_pr_by_number_sha_and_tag(repo: RepoBuilder) -> None:
 
 
 def test_unusual_file_names_keep_their_patches(repo: RepoBuilder) -> None:
-    names = ["docs/with space.md", "src/naïve ünïcode.py", 'src/quote"d.py', "src/new\nline.py", "src/tab\there.py"]
+    names = [
+        "docs/with space.md",
+        "src/naïve ünïcode.py",
+        'src/quote"d.py',
+        "src/new\nline.py",
+        "src/tab\there.py",
+    ]
     repo.commit("Odd names (#4)", {name: f"content of {name!r}\n" for name in names})
     history = History(repo.path)
     pr = history.discover("v0..main").prs[0]

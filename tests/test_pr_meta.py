@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from prsum.prmeta import load_pr_meta
 from prsum.types import RangeQuery
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
+from tests.test_cli import run_prsum
 
 GH_JSON = [
     {
@@ -100,20 +99,8 @@ def test_malformed_files_get_a_clear_error(tmp_path: Path, content: str, message
 
 def test_missing_file_on_the_command_line(repo: RepoBuilder, tmp_path: Path) -> None:
     repo.commit("Add (#1)", {"a.py": "a = 1\n"})
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prsum",
-            "list",
-            "v0..main",
-            "--repo",
-            str(repo.path),
-            "--pr-meta",
-            str(tmp_path / "nope.json"),
-        ],
-        capture_output=True,
-        text=True,
+    result = run_prsum(
+        "list", "v0..main", "--repo", str(repo.path), "--pr-meta", str(tmp_path / "nope.json")
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
@@ -123,21 +110,14 @@ def test_missing_file_on_the_command_line(repo: RepoBuilder, tmp_path: Path) -> 
 
 def test_list_shows_labels(repo: RepoBuilder, meta_file: Path) -> None:
     repo.commit("Add a parser (#7)", {"src/parser.py": "x = 1\n"})
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prsum",
-            "list",
-            "v0..main",
-            "--repo",
-            str(repo.path),
-            "--pr-meta",
-            str(meta_file),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
+    result = run_prsum(
+        "list",
+        "v0..main",
+        "--repo",
+        str(repo.path),
+        "--pr-meta",
+        str(meta_file),
+        "--format",
+        "json",
     )
     assert json.loads(result.stdout)["prs"][0]["labels"] == ["enhancement", "parser"]

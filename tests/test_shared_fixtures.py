@@ -43,7 +43,9 @@ def test_each_reference_range_is_discovered_exactly(
         assert [c.sha for c in discovery.sync_merges] == expected["sync_merges"]
 
 
-def test_typer_1863_coverage_shows_the_logic_whole_and_docs_compressed(shared: Path, tmp_path: Path) -> None:
+def test_typer_1863_coverage_shows_the_logic_whole_and_docs_compressed(
+    shared: Path, tmp_path: Path
+) -> None:
     from prsum.cards import CardWriter
     from prsum.facts import compute_facts
     from tests.fakes import FakeBackend
@@ -53,6 +55,8 @@ def test_typer_1863_coverage_shows_the_logic_whole_and_docs_compressed(shared: P
     diffs = history.diff(pr)
     card = CardWriter(FakeBackend(), "zh", "digest").write(pr, compute_facts(pr, diffs), diffs)
     assert card.coverage.files_total == 133
-    assert {"typer/_click/core.py", "typer/_click/types.py", "typer/core.py"} <= set(card.coverage.files_whole)
+    assert {"typer/_click/core.py", "typer/_click/types.py", "typer/core.py"} <= set(
+        card.coverage.files_whole
+    )
     docs = [item for item in card.coverage.files_left_out if item.path.startswith("docs/")]
     assert docs and all(item.reason.startswith("compressed") for item in docs)
