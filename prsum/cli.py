@@ -105,6 +105,14 @@ MapChunksOption = Annotated[
         min=0,
     ),
 ]
+GpuLayersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--gpu-layers",
+        help="Layers to offload to a GPU, for a llama-cpp-python built with CUDA, Metal or Vulkan. [default: 0]",
+        min=0,
+    ),
+]
 NoRedactOption = Annotated[
     bool,
     typer.Option(
@@ -330,6 +338,7 @@ def range_command(
     map_chunks: MapChunksOption = None,
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
+    gpu_layers: GpuLayersOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -346,6 +355,7 @@ def range_command(
             pr_meta=pr_meta,
             no_cache=no_cache,
             no_redact=no_redact,
+            gpu_layers=gpu_layers,
         )
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
@@ -369,6 +379,7 @@ def show_command(
     map_chunks: MapChunksOption = None,
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
+    gpu_layers: GpuLayersOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -384,6 +395,7 @@ def show_command(
             pr_meta=pr_meta,
             no_cache=no_cache,
             no_redact=no_redact,
+            gpu_layers=gpu_layers,
         )
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
@@ -463,6 +475,7 @@ def notes_command(
     prompt_style: StyleOption = None,
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
+    gpu_layers: GpuLayersOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -489,6 +502,7 @@ def notes_command(
             pr_meta=pr_meta,
             no_cache=no_cache,
             no_redact=no_redact,
+            gpu_layers=gpu_layers,
         )
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)

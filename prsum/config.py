@@ -36,6 +36,7 @@ class Settings:
     map_chunks: int  # model-written notes per PR for diff chunks that do not fit (diff view)
     cache: bool  # read and write the card cache
     redact: bool  # mask credential-like text before any model sees it
+    gpu_layers: int  # layers llama.cpp offloads to a GPU (a CUDA/Metal/Vulkan build); 0: CPU only
     cache_dir: Path
     sources: Mapping[str, Source] = field(default_factory=dict)
 
@@ -161,6 +162,7 @@ def resolve_settings(
         map_chunks=pick("map_chunks", _to_positive_int(0), DEFAULT_MAP_CHUNKS),
         cache=pick("cache", _to_bool, True),
         redact=pick("redact", _to_bool, True),
+        gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
         cache_dir=user_cache_dir(env),
         sources=sources,
     )

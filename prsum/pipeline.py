@@ -101,6 +101,7 @@ def open_backend(settings: Settings, model: ResolvedModel, sha256: str) -> Backe
         ctx_cap=settings.ctx,
         threads=settings.threads,
         sha256=sha256,
+        gpu_layers=settings.gpu_layers,
     )
 
 

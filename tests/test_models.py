@@ -113,3 +113,32 @@ def test_environment_overrides_for_hf_and_ollama(tmp_path: Path) -> None:
         settings, env={"HOME": str(tmp_path / "nohome"), "HF_HUB_CACHE": str(hub)}
     )
     assert [(m.source, m.name) for m in found] == [("Hugging Face", "org/m/m.gguf")]
+
+
+def test_gpu_layers_reach_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    from prsum.llm.llama import LlamaBackend
+    from prsum.pipeline import open_backend
+
+    seen: dict[str, object] = {}
+
+    class Recorder:
+        def __init__(self, **kwargs: object) -> None:
+            seen.update(kwargs)
+            self.metadata = {"general.architecture": "x", "x.context_length": "8192"}
+
+    monkeypatch.setattr(llama_cpp, "Llama", Recorder)
+    settings = resolve_settings({"repo": str(tmp_path), "gpu_layers": 99, "threads": 2}, env={})
+    model = resolve_model(
+        resolve_settings({"repo": str(tmp_path), "model": str(gguf(tmp_path / "m.gguf"))}, env={})
+    )
+    backend = open_backend(settings, model, "0" * 64)
+    assert isinstance(backend, LlamaBackend)
+    backend._load(vocab_only=False)
+    assert (seen["n_gpu_layers"], seen["n_threads"], seen["n_threads_batch"], seen["swa_full"]) == (
+        99,
+        2,
+        2,
+        True,
+    )

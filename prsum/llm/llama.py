@@ -98,8 +98,11 @@ def _install_log_callback() -> None:
 class LlamaBackend:
     """Loads the vocabulary first (exact token counts, fast) and the weights on first generation."""
 
-    def __init__(self, path: Path, *, ctx_cap: int, threads: int, sha256: str) -> None:
+    def __init__(
+        self, path: Path, *, ctx_cap: int, threads: int, sha256: str, gpu_layers: int = 0
+    ) -> None:
         self._path = path
+        self._gpu_layers = gpu_layers
         self._ctx_cap = ctx_cap
         self._threads = threads
         self._sha256 = sha256
@@ -121,6 +124,7 @@ class LlamaBackend:
                     n_batch=512,
                     n_threads=self._threads,
                     n_threads_batch=self._threads,
+                    n_gpu_layers=self._gpu_layers,
                     flash_attn=True,
                     # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
                     swa_full=True,
