@@ -66,11 +66,6 @@ class FileDigest:
     changed: tuple[str, ...]  # definitions whose body or signature the hunks touch
 
     @property
-    def main_symbol(self) -> str | None:
-        """The one definition a reader should open first."""
-        return (self.added or self.changed or (None,))[0]
-
-    @property
     def names(self) -> tuple[str, ...]:
         return (*self.added, *self.changed)
 

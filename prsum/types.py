@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 PrKind = Literal["merge", "squash", "rebase", "direct", "revert"]
@@ -11,21 +11,6 @@ Category = Literal[
     "feature", "fix", "perf", "refactor", "docs", "test", "ci", "deps", "release", "revert", "chore"
 ]
 Language = Literal["zh", "en"]
-
-VERDICTS: tuple[Verdict, ...] = ("deep", "skim", "skip")
-CATEGORIES: tuple[Category, ...] = (
-    "feature",
-    "fix",
-    "perf",
-    "refactor",
-    "docs",
-    "test",
-    "ci",
-    "deps",
-    "release",
-    "revert",
-    "chore",
-)
 
 
 @dataclass(frozen=True)
@@ -277,7 +262,6 @@ class Card:
     timing: Timing
     lang: Language
     provenance: Provenance = Provenance(("git",), 0)
-    schema: str = field(default="prsum.card/1")
 
 
 @dataclass(frozen=True)

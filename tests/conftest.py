@@ -125,6 +125,14 @@ def shared() -> Path:
     return SHARED
 
 
+def clone_fixture(shared: Path, name: str, target: Path) -> Path:
+    """A fresh clone of ../shared/fixtures/NAME.bundle at `target`."""
+    subprocess.run(
+        ["git", "clone", "-q", str(shared / "fixtures" / f"{name}.bundle"), str(target)], check=True
+    )
+    return target
+
+
 @pytest.fixture(scope="session")
 def default_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded default model, assembled once for the session."""

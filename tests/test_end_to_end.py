@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -13,7 +12,7 @@ from typer.testing import CliRunner
 from prsum.cards import in_language
 from prsum.cli import app
 from prsum.llm.llama import LlamaBackend
-from tests.conftest import RepoBuilder
+from tests.conftest import RepoBuilder, clone_fixture
 from tests.test_render import SCHEMA
 
 pytestmark = pytest.mark.model
@@ -137,10 +136,7 @@ def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_pat
 def test_typer_release_range(
     shared: Path, default_model: Path, tmp_path: Path, no_network: None
 ) -> None:
-    clone = tmp_path / "typer"
-    subprocess.run(
-        ["git", "clone", "-q", str(shared / "fixtures" / "typer.bundle"), str(clone)], check=True
-    )
+    clone = clone_fixture(shared, "typer", tmp_path / "typer")
     document = run_range(clone, default_model, spec="0.27.0..0.27.1")
     assert [c["pr"]["number"] for c in document["cards"]] == [
         1919,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from prsum.notes import contributors
 from prsum.pipeline import Summarizer
 from prsum.render.notes import load_template, notes_to_dict, notes_with_template
 from prsum.types import PullRequest, RangeQuery
-from tests.conftest import RepoBuilder
+from tests.conftest import RepoBuilder, clone_fixture
 from tests.fakes import FakeBackend
 
 
@@ -34,15 +33,8 @@ def numbers_by_section(document: dict) -> dict[str, list[int | None]]:
     }
 
 
-def clone(shared: Path, name: str, target: Path) -> Path:
-    subprocess.run(
-        ["git", "clone", "-q", str(shared / "fixtures" / f"{name}.bundle"), str(target)], check=True
-    )
-    return target
-
-
 def test_typer_release(shared: Path, tmp_path: Path) -> None:
-    document, _ = notes_for(clone(shared, "typer", tmp_path / "typer"), "0.26.8..0.27.1")
+    document, _ = notes_for(clone_fixture(shared, "typer", tmp_path / "typer"), "0.26.8..0.27.1")
     sections = numbers_by_section(document)
     listed = [number for numbers in sections.values() for number in numbers]
     assert sorted(listed) == sorted(
@@ -79,7 +71,7 @@ def test_typer_release(shared: Path, tmp_path: Path) -> None:
 
 
 def test_click_release(shared: Path, tmp_path: Path) -> None:
-    document, _ = notes_for(clone(shared, "click", tmp_path / "click"), "8.4.2..8.5.0")
+    document, _ = notes_for(clone_fixture(shared, "click", tmp_path / "click"), "8.4.2..8.5.0")
     listed = [number for numbers in numbers_by_section(document).values() for number in numbers]
     assert len(listed) == len(set(listed)) == 37 and None not in listed
     assert [c["sha"][:7] for c in document["direct_commits"]] == ["8b19813", "c353590", "4e869f3"]

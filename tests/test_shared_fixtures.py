@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from prsum.history import History
-
-
-def clone(bundle: Path, target: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", str(bundle), str(target)], check=True)
-    return target
+from tests.conftest import clone_fixture
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +28,7 @@ def test_each_reference_range_is_discovered_exactly(
     for expected in references["ranges"]:
         name = expected["repo"]
         if name not in clones:
-            clones[name] = clone(shared / "fixtures" / f"{name}.bundle", tmp_path / name)
+            clones[name] = clone_fixture(shared, name, tmp_path / name)
         discovery = History(clones[name]).discover(expected["range"])
         assert [pr.number for pr in discovery.prs] == expected["prs_first_parent"]
         direct = [pr.sha for pr in discovery.direct_commits] + [
@@ -50,7 +45,7 @@ def test_typer_1863_coverage_shows_the_logic_whole_and_docs_compressed(
     from prsum.facts import compute_facts
     from tests.fakes import FakeBackend
 
-    history = History(clone(shared / "fixtures" / "typer.bundle", tmp_path / "typer"))
+    history = History(clone_fixture(shared, "typer", tmp_path / "typer"))
     pr = history.find_pr("42196d4")
     diffs = history.diff(pr)
     card = CardWriter(FakeBackend(), "zh", "digest").write(pr, compute_facts(pr, diffs), diffs)
