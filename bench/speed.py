@@ -3,9 +3,10 @@
 Prints seconds per card; prompt tokens sent against those llama.cpp actually evaluated (the
 rest came from its KV cache: the shared frame and the card so far); the ratio of prsum's wall
 time to the model's own time (what is not model time is prsum's overhead); and the second,
-cached run's wall time as a share of the first.
+cached run's wall time as a share of the first. Then the same range through the server
+backend: `python -m llama_cpp.server` on 127.0.0.1 with the same model, with --jobs 1 and 2.
 
-    python bench/speed.py [--repo PATH --range A..B] [--model PATH]
+    python bench/speed.py [--repo PATH --range A..B] [--model PATH] [--no-server]
 """
 
 from __future__ import annotations
@@ -17,16 +18,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import fixture_clone
 
 from prsum.config import resolve_settings
+from prsum.llm.models import resolve_model
 from prsum.pipeline import Summarizer
 from prsum.types import Card, RangeQuery
+from tests import llama_server
 
 
-def run(repo: Path, spec: str, model: Path | None, cache: Path) -> tuple[float, list[Card]]:
-    flags = {"repo": str(repo), "model": str(model) if model else None}
+def run(
+    repo: Path, spec: str, model: Path | None, cache: Path, **server: object
+) -> tuple[float, list[Card]]:
+    flags = {"repo": str(repo), "model": str(model) if model else None, **server}
     settings = resolve_settings(
         {k: v for k, v in flags.items() if v}, env={"PRSUM_CACHE_DIR": str(cache)}
     )
@@ -46,12 +52,14 @@ def main() -> None:
     )
     parser.add_argument("--range", default="0.26.8..0.27.1")
     parser.add_argument("--model", type=Path)
+    parser.add_argument("--no-server", action="store_true", help="skip the server backend rows")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         repo = args.repo or fixture_clone("typer", Path(scratch))
         cache = Path(scratch) / "cache"
         first, cards = run(repo, args.range, args.model, cache)
         second, again = run(repo, args.range, args.model, cache)
+        served = {} if args.no_server else server_runs(repo, args.range, args.model, Path(scratch))
     model_seconds = sum(card.timing.seconds for card in cards)
     sent = sum(card.timing.prompt_tokens_sent for card in cards)
     evaluated = sum(card.timing.prompt_tokens_evaluated for card in cards)
@@ -69,6 +77,40 @@ def main() -> None:
     print(
         f"cached run                    {second:.2f} s = {second / first:.1%} of the first (target <= 5%), {sum(c.timing.cached for c in again)}/{len(again)} from the cache"
     )
+
+    for jobs, (seconds, count) in served.items():
+        print(
+            f"server, --jobs {jobs}               {seconds / count:.2f} s per card  (wall {seconds:.1f} s, {first / seconds:.2f}x the embedded run's speed)"
+        )
+
+
+def server_runs(
+    repo: Path, spec: str, model: Path | None, scratch: Path
+) -> dict[int, tuple[float, int]]:
+    """Fresh runs (no cache) through llama_cpp.server on 127.0.0.1, with one and two jobs."""
+    settings = resolve_settings(
+        {"model": str(model)} if model else {}, env={"PRSUM_CACHE_DIR": str(scratch / "cache")}
+    )
+    path = resolve_model(settings).path
+    results: dict[int, tuple[float, int]] = {}
+    with (scratch / "server.log").open("w") as log:
+        process, url = llama_server.start(path, log)
+        try:
+            for jobs in (1, 2):
+                seconds, cards = run(
+                    repo,
+                    spec,
+                    model,
+                    scratch / f"server-{jobs}",
+                    backend="openai",
+                    base_url=url,
+                    jobs=jobs,
+                )
+                results[jobs] = (seconds, len(cards))
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    return results
 
 
 if __name__ == "__main__":

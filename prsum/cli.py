@@ -46,6 +46,11 @@ class Lang(StrEnum):
     en = "en"
 
 
+class BackendChoice(StrEnum):
+    llama = "llama"
+    openai = "openai"
+
+
 class Style(StrEnum):
     auto = "auto"
     digest = "digest"
@@ -111,6 +116,34 @@ GpuLayersOption = Annotated[
         "--gpu-layers",
         help="Layers to offload to a GPU, for a llama-cpp-python built with CUDA, Metal or Vulkan. [default: 0]",
         min=0,
+    ),
+]
+BackendOption = Annotated[
+    BackendChoice | None,
+    typer.Option(
+        "--backend",
+        help="`llama`: the model runs in prsum; `openai`: an OpenAI-compatible server on your own network "
+        "(llama.cpp, vLLM, SGLang) at --base-url. [default: llama]",
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="The server for --backend openai, e.g. http://127.0.0.1:8080 (loopback or private addresses only; "
+        "a key, if it needs one, in PRSUM_API_KEY).",
+    ),
+]
+ServerModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--server-model", help="The served model's name. [default: the first the server lists]"
+    ),
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs", "-j", help="Cards written at once (--backend openai). [default: 1]", min=1
     ),
 ]
 NoRedactOption = Annotated[
@@ -339,6 +372,10 @@ def range_command(
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
     gpu_layers: GpuLayersOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    server_model: ServerModelOption = None,
+    jobs: JobsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -356,6 +393,10 @@ def range_command(
             no_cache=no_cache,
             no_redact=no_redact,
             gpu_layers=gpu_layers,
+            backend=backend,
+            base_url=base_url,
+            server_model=server_model,
+            jobs=jobs,
         )
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
@@ -380,6 +421,10 @@ def show_command(
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
     gpu_layers: GpuLayersOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    server_model: ServerModelOption = None,
+    jobs: JobsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -396,6 +441,10 @@ def show_command(
             no_cache=no_cache,
             no_redact=no_redact,
             gpu_layers=gpu_layers,
+            backend=backend,
+            base_url=base_url,
+            server_model=server_model,
+            jobs=jobs,
         )
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
@@ -473,9 +522,14 @@ def notes_command(
     include_bots: BotsOption = False,
     pr_meta: PrMetaOption = None,
     prompt_style: StyleOption = None,
+    map_chunks: MapChunksOption = None,
     no_cache: NoCacheOption = False,
     no_redact: NoRedactOption = False,
     gpu_layers: GpuLayersOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    server_model: ServerModelOption = None,
+    jobs: JobsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -499,10 +553,15 @@ def notes_command(
             threads=threads,
             include_bots=include_bots,
             prompt_style=prompt_style,
+            map_chunks=map_chunks,
             pr_meta=pr_meta,
             no_cache=no_cache,
             no_redact=no_redact,
             gpu_layers=gpu_layers,
+            backend=backend,
+            base_url=base_url,
+            server_model=server_model,
+            jobs=jobs,
         )
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)

@@ -15,6 +15,8 @@ from prsum.types import Language
 Source = Literal["flag", "env", "pyproject", "default"]
 PromptStyleSetting = Literal["auto", "digest", "diff"]
 PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
+BackendName = Literal["llama", "openai"]
+BACKENDS: tuple[BackendName, ...] = ("llama", "openai")
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
 DEFAULT_CONTEXT = 4096
 MIN_CONTEXT = 512
@@ -38,21 +40,27 @@ class Settings:
     redact: bool  # mask credential-like text before any model sees it
     gpu_layers: int  # layers llama.cpp offloads to a GPU (a CUDA/Metal/Vulkan build); 0: CPU only
     cache_dir: Path
+    backend: BackendName = "llama"  # llama: the embedded model; openai: a server on base_url
+    base_url: str | None = None
+    server_model: str | None = None  # the served model's name; None: the first the server lists
+    jobs: int = 1  # cards written at once (server backend only)
+    api_key: str | None = field(default=None, repr=False)  # PRSUM_API_KEY only: never in files
     sources: Mapping[str, Source] = field(default_factory=dict)
 
 
-def _to_language(value: Any) -> Language:
-    for language in LANGUAGES:
-        if str(value).strip().lower() == language:
-            return language
-    raise ConfigError(f"unknown language {value!r}: choose one of {', '.join(LANGUAGES)}")
+def _to_choice(kind: str, choices: tuple[str, ...]) -> Callable[[Any], Any]:
+    def convert(value: Any) -> str:
+        for choice in choices:
+            if str(value).strip().lower() == choice:
+                return choice
+        raise ConfigError(f"unknown {kind} {value!r}: choose one of {', '.join(choices)}")
+
+    return convert
 
 
-def _to_prompt_style(value: Any) -> PromptStyleSetting:
-    for style in PROMPT_STYLES:
-        if str(value).strip().lower() == style:
-            return style
-    raise ConfigError(f"unknown prompt style {value!r}: choose one of {', '.join(PROMPT_STYLES)}")
+_to_language = _to_choice("language", LANGUAGES)
+_to_prompt_style = _to_choice("prompt style", PROMPT_STYLES)
+_to_backend = _to_choice("backend", BACKENDS)
 
 
 def _to_positive_int(minimum: int) -> Callable[[Any], int]:
@@ -165,4 +173,27 @@ def resolve_settings(
         gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
         cache_dir=user_cache_dir(env),
         sources=sources,
+        **_backend_settings(pick, env),
     )
+
+
+def _backend_settings(
+    pick: Callable[[str, Callable[[Any], Any], Any], Any], env: Mapping[str, str]
+) -> dict[str, Any]:
+    """Which model runs the cards: the embedded one, or a server with jobs in parallel."""
+    backend = pick("backend", _to_backend, "llama")
+    base_url = pick("base_url", str, None)
+    jobs = pick("jobs", _to_positive_int(1), 1)
+    if backend == "openai" and not base_url:
+        raise ConfigError("--backend openai needs --base-url, e.g. http://127.0.0.1:8080")
+    if backend == "llama" and jobs > 1:
+        raise ConfigError(
+            "--jobs needs --backend openai: the embedded model writes one card at a time"
+        )
+    return {
+        "backend": backend,
+        "base_url": base_url,
+        "server_model": pick("server_model", str, None),
+        "jobs": jobs,
+        "api_key": env.get("PRSUM_API_KEY") or None,
+    }

@@ -50,3 +50,7 @@ class PrReadError(PrsumError):
 
 class OutputError(PrsumError):
     """The output cannot be written."""
+
+
+class ServerError(PrsumError):
+    """The inference server cannot be reached, refuses a request, or answers what prsum cannot read."""

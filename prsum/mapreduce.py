@@ -74,7 +74,7 @@ class ChunkNoter:
         found = []
         for group in chunk(pieces, self.chunk_budget, self.backend)[:max_chunks]:
             text = "\n".join(patch for _, patch in group)
-            key = content_key(self.backend.info.sha256, prompts.PROMPT_VERSION, self.lang, text)
+            key = content_key(self.backend.info.identity, prompts.PROMPT_VERSION, self.lang, text)
             cached = self.store.get(key) if self.store else None
             paths = tuple(path for path, _ in group)
             if isinstance(cached, str):

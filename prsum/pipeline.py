@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from prsum import __version__, prompts
 from prsum.cache import JsonStore, content_key
@@ -40,6 +44,9 @@ from prsum.types import (
     Timing,
 )
 
+if TYPE_CHECKING:
+    from prsum.llm.openai import OpenAIBackend
+
 CardResult = Card | CardFailure
 ProgressCallback = Callable[[int, int, PullRequest, CardResult], None]
 
@@ -51,8 +58,15 @@ class _PrInput(NamedTuple):
     facts: Facts
 
 
+class _CardJob(NamedTuple):
+    """A card the cache does not hold: its input (with related PRs) and its cache key."""
+
+    read: _PrInput
+    key: str
+
+
 # Bump when the cached form of a card changes.
-CARD_CACHE_VERSION = "1"
+CARD_CACHE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ class CachedCard:
         )
 
 
-def open_backend(settings: Settings, model: ResolvedModel, sha256: str) -> Backend:
+def open_llama_backend(settings: Settings, model: ResolvedModel, sha256: str) -> Backend:
     """The embedded llama.cpp backend for the resolved model; weights load on first use."""
     from prsum.llm.llama import LlamaBackend
 
@@ -105,15 +119,49 @@ def open_backend(settings: Settings, model: ResolvedModel, sha256: str) -> Backe
     )
 
 
+# Another tokenizer's count runs over or under the server model's; this margin keeps an
+# estimated prompt inside the context.
+ESTIMATE_MARGIN = 1.25
+
+
+def open_server_backend(settings: Settings) -> OpenAIBackend:
+    """The server backend; asks the server which model it serves (so a dead server fails now)."""
+    from prsum.budget import TiktokenEstimator
+    from prsum.llm.openai import OpenAIBackend
+
+    estimator = functools.cache(TiktokenEstimator)
+    assert settings.base_url is not None  # resolve_settings requires it for this backend
+    backend = OpenAIBackend(
+        settings.base_url,
+        ctx_cap=settings.ctx,
+        model_name=settings.server_model,
+        api_key=settings.api_key,
+        fallback_counter=lambda text: math.ceil(estimator().count_tokens(text) * ESTIMATE_MARGIN),
+    )
+    backend.info  # noqa: B018  # asks /v1/models
+    return backend
+
+
 # Models smaller than this (on disk) continue a raw diff instead of describing it; they are
 # shown each file's digest of definitions instead (see prsum.digest).
 SMALL_MODEL_BYTES = 1 << 30
 
 
-def prompt_style_for(settings: Settings, model: ResolvedModel) -> PromptStyle:
+def prompt_style_for(settings: Settings, model_bytes: int | None) -> PromptStyle:
+    """The user's choice, else by the model's size; a model of unknown size (a server that
+    does not say) is taken to be a big one."""
     if settings.prompt_style != "auto":
         return settings.prompt_style
-    return "digest" if model.path.stat().st_size < SMALL_MODEL_BYTES else "diff"
+    return "digest" if model_bytes is not None and model_bytes < SMALL_MODEL_BYTES else "diff"
+
+
+def served_model_bytes(backend: OpenAIBackend) -> int | None:
+    """The served model's size: as the server reports it, or of the file its name points to
+    (llama_cpp.server names a model by its path)."""
+    if backend.model_size is not None:
+        return backend.model_size
+    path = Path(backend.model_name)
+    return path.stat().st_size if path.is_absolute() and path.is_file() else None
 
 
 class Summarizer:
@@ -132,7 +180,7 @@ class Summarizer:
         self._style = style if settings.prompt_style == "auto" else settings.prompt_style
         self._writer: CardWriter | None = None
         self._model: ResolvedModel | None = None
-        self._model_sha = backend.info.sha256 if backend is not None else ""
+        self._model_id = backend.info.identity if backend is not None else ""
         # Definitions touched by the PRs already carded (newer ones: cards go newest first),
         # so an older PR's card can say where its code was touched again.
         self._touched_later: dict[str, str] = {}
@@ -140,23 +188,31 @@ class Summarizer:
         self.cache_unwritable = False  # set when a card could not be cached: the run goes on
 
     def load(self) -> None:
-        """Resolve and check the model file now, so a bad one fails before any PR is read.
+        """Resolve and check the model now, so a bad one fails before any PR is read.
 
-        Only the file is checked (and hashed once); its vocabulary and weights load on the
-        first card the cache does not already hold.
+        Embedded: only the file is checked (and hashed once); its vocabulary and weights
+        load on the first card the cache does not already hold. Server: it is asked which
+        model it serves.
         """
-        if self._backend is None and self._model is None:
-            self._model = resolve_model(self.settings)
-            self._model_sha = file_sha256(self._model.path, self.settings.cache_dir)
-            self._style = prompt_style_for(self.settings, self._model)
+        if self._backend is not None or self._model is not None:
+            return
+        if self.settings.backend == "openai":
+            server = open_server_backend(self.settings)
+            self._backend, self._model_id = server, server.info.identity
+            self._style = prompt_style_for(self.settings, served_model_bytes(server))
+            return
+        self._model = resolve_model(self.settings)
+        self._model_id = file_sha256(self._model.path, self.settings.cache_dir)
+        self._style = prompt_style_for(self.settings, self._model.path.stat().st_size)
 
     @property
     def writer(self) -> CardWriter:
         if self._writer is None:
             if self._backend is None:
                 self.load()
+            if self._backend is None:
                 assert self._model is not None
-                self._backend = open_backend(self.settings, self._model, self._model_sha)
+                self._backend = open_llama_backend(self.settings, self._model, self._model_id)
             self._writer = CardWriter(
                 self._backend,
                 self.settings.lang,
@@ -186,7 +242,16 @@ class Summarizer:
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:
         """The PR's card: from the cache when it holds one for this exact input, else written."""
-        pr, commits, diffs, facts = read or self.read(pr)
+        ready = self._from_cache(read or self.read(pr))
+        return ready if isinstance(ready, Card) else self._write(ready)
+
+    def _from_cache(self, read: _PrInput) -> Card | _CardJob:
+        """The cached card, or the job of writing it.
+
+        Called in PR order (newest first): it records the definitions each PR touches, so an
+        older PR's card can say where its code was touched again.
+        """
+        pr, commits, diffs, facts = read
         names = {name for diff in diffs for name in touched_definitions(diff)}
         again = sorted(
             (
@@ -208,8 +273,13 @@ class Summarizer:
                 body = None  # written by another version: recompute and overwrite
             if body is not None:
                 return body.card_for(context)
-        card = self.writer.write(context, facts, diffs, commits)
-        if self._cards is not None and not self._cards.put(key, to_plain(CachedCard.of(card))):
+        return _CardJob(_PrInput(context, commits, diffs, facts), key)
+
+    def _write(self, job: _CardJob) -> Card:
+        """Write a card with the model and cache it at once, so no finished card is lost."""
+        pr, commits, diffs, facts = job.read
+        card = self.writer.write(pr, facts, diffs, commits)
+        if self._cards is not None and not self._cards.put(job.key, to_plain(CachedCard.of(card))):
             self.cache_unwritable = True
         return card
 
@@ -223,7 +293,7 @@ class Summarizer:
             CARD_CACHE_VERSION,
             __version__,
             prompts.PROMPT_VERSION,
-            self._model_sha,
+            self._model_id,
             settings.lang,
             self._style,
             str(settings.ctx),  # with the model's hash, this fixes the context size
@@ -260,23 +330,56 @@ class Summarizer:
     ) -> Iterator[CardResult]:
         """Cards in the order given; a PR that fails yields a CardFailure and the run goes on.
 
-        Git is read for the next PR while the model writes the current card, so the model
-        does not wait for git.
+        Git is read ahead in a thread of its own and the model writes in `jobs` others (one
+        for the embedded model, which writes one card at a time), so the model never waits
+        for git and a server gets `jobs` requests at once.
         """
         self.load()
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            upcoming = reader.submit(self.read, prs[0]) if prs else None
-            for done, pr in enumerate(prs, start=1):
-                assert upcoming is not None
-                pending, upcoming = (
-                    upcoming,
-                    (reader.submit(self.read, prs[done]) if done < len(prs) else None),
-                )
-                result: CardResult
-                try:
-                    result = self.card_for(pr, pending.result())
-                except (GenerationError, PrReadError) as exc:
-                    result = CardFailure(pr, str(exc))
-                if progress is not None:
-                    progress(done, len(prs), pr, result)
-                yield result
+        jobs = self.settings.jobs
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prsum-git")
+        writers = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="prsum-card")
+        # Git reads run up to jobs + 1 PRs ahead; one card more than the writers can take
+        # is checked against the cache and queued, so a writer never waits for the main thread.
+        reads = deque(reader.submit(self.read, pr) for pr in prs[: jobs + 1])
+        in_flight: deque[tuple[PullRequest, Future[CardResult]]] = deque()
+        done = 0
+        try:
+            for index, pr in enumerate(prs):
+                read = reads.popleft()
+                if index + len(reads) + 1 < len(prs):
+                    reads.append(reader.submit(self.read, prs[index + len(reads) + 1]))
+                in_flight.append((pr, self._start_card(pr, read, writers)))
+                while len(in_flight) > jobs or (in_flight and index == len(prs) - 1):
+                    finished, future = in_flight.popleft()
+                    result = future.result()
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(prs), finished, result)
+                    yield result
+        finally:
+            # Ctrl-C, or a consumer that stops early: queued cards are dropped; a card being
+            # written is finished and cached.
+            reader.shutdown(wait=False, cancel_futures=True)
+            writers.shutdown(wait=False, cancel_futures=True)
+
+    def _start_card(
+        self, pr: PullRequest, read: Future[_PrInput], writers: ThreadPoolExecutor
+    ) -> Future[CardResult]:
+        """A cached card at once; else the card's writing, started on a writer thread."""
+        done: Future[CardResult] = Future()
+        try:
+            ready = self._from_cache(read.result())
+        except PrReadError as exc:
+            done.set_result(CardFailure(pr, str(exc)))
+            return done
+        if isinstance(ready, Card):
+            done.set_result(ready)
+            return done
+        self.writer  # noqa: B018  # created here, once, rather than raced for by the writers
+        return writers.submit(self._written_or_failed, pr, ready)
+
+    def _written_or_failed(self, pr: PullRequest, job: _CardJob) -> CardResult:
+        try:
+            return self._write(job)
+        except (GenerationError, PrReadError) as exc:
+            return CardFailure(pr, str(exc))

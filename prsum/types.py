@@ -224,9 +224,17 @@ class CardBody:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    file: str
-    sha256: str
+    """The model that wrote a card: a GGUF file run in prsum, or a model served at `server`."""
+
+    file: str  # the file's name, or the served model's name
+    sha256: str | None  # of the file; None for a served model, whose file prsum cannot read
     backend: str
+    server: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """What names the exact model, for cache keys."""
+        return self.sha256 or f"{self.backend} {self.server} {self.file}"
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def test_gpu_layers_reach_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     import llama_cpp
 
     from prsum.llm.llama import LlamaBackend
-    from prsum.pipeline import open_backend
+    from prsum.pipeline import open_llama_backend
 
     seen: dict[str, object] = {}
 
@@ -133,7 +133,7 @@ def test_gpu_layers_reach_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     model = resolve_model(
         resolve_settings({"repo": str(tmp_path), "model": str(gguf(tmp_path / "m.gguf"))}, env={})
     )
-    backend = open_backend(settings, model, "0" * 64)
+    backend = open_llama_backend(settings, model, "0" * 64)
     assert isinstance(backend, LlamaBackend)
     backend._load(vocab_only=False)
     assert (seen["n_gpu_layers"], seen["n_threads"], seen["n_threads_batch"], seen["swa_full"]) == (

@@ -56,7 +56,7 @@ def _cpu_has_amx() -> bool:
 
 
 @contextlib.contextmanager
-def _without_amx_repacking() -> Iterator[None]:
+def without_amx_repacking() -> Iterator[None]:
     """Load weights without llama.cpp's extra (repacked) buffers on AMX CPUs.
 
     ggml's AMX matmul segfaults on the first decode with Q4_K_M weights on some Sapphire
@@ -116,7 +116,7 @@ class LlamaBackend:
             _check_memory(self._path)
         _install_log_callback()
         try:
-            with _without_amx_repacking():
+            with without_amx_repacking():
                 return llama_cpp.Llama(
                     model_path=str(self._path),
                     vocab_only=vocab_only,

@@ -91,6 +91,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "file": card.model.file,
             "sha256": card.model.sha256,
             "backend": card.model.backend,
+            "server": card.model.server,
         },
         "provenance": {
             "sources": list(card.provenance.sources),

@@ -1,0 +1,69 @@
+"""The server backend against a real `python -m llama_cpp.server` running the default model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from prsum.grounding import cited_names
+from tests import llama_server as llama_server_script
+from tests.conftest import RepoBuilder
+from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
+from tests.test_render import SCHEMA
+
+
+@pytest.fixture(scope="module")
+def llama_server(default_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The default model behind llama_cpp.server on 127.0.0.1; its base URL."""
+    with (tmp_path_factory.mktemp("server") / "server.log").open("w") as log:
+        try:
+            process, url = llama_server_script.start(default_model, log)
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}: {Path(log.name).read_text()[-2000:]}")
+        yield url
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.mark.model
+def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
+    history: RepoBuilder,  # noqa: F811
+    default_model: Path,
+    llama_server: str,
+) -> None:
+    served = run_range(
+        history.path,
+        default_model,
+        "--backend",
+        "openai",
+        "--base-url",
+        llama_server,
+        "--jobs",
+        "2",
+        "--no-cache",
+    )["cards"]
+    embedded = run_range(history.path, default_model, "--no-cache")["cards"]
+
+    assert [card["pr"] for card in served] == [card["pr"] for card in embedded]
+    for card, twin in zip(served, embedded, strict=True):
+        jsonschema.validate(card, SCHEMA)
+        assert card["model"]["backend"] == "openai" and twin["model"]["backend"] == "llama"
+        assert card["coverage"]["view"] == twin["coverage"]["view"] == "digest"
+        sha = card["pr"]["sha"]
+        evidence = history.git("show", "--first-parent", "--format=%B", sha)
+        written = [
+            card["card"]["headline"],
+            card["card"]["summary"],
+            *card["card"]["lessons"],
+            *card["card"]["follow_ups"],
+            *(focus["why"] for focus in card["card"]["focus"]),
+        ]
+        for text in written:
+            for name in cited_names(text):
+                assert name.strip("()") in evidence, f"{name!r} in {text!r} is not in the PR"
+        assert [focus["path"] for focus in card["card"]["focus"]] == [
+            focus["path"] for focus in twin["card"]["focus"]
+        ]
