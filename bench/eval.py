@@ -3,6 +3,9 @@
 Per card: the verdict against the accepted list, entity recall (the share of the reference's
 files and code names that the card names), ungrounded names (cited names not in the PR's
 diff or message: should be 0), the CJK share of a zh card's headline and summary, seconds.
+Overall also the headlines the model wrote (the others prsum wrote from facts, having
+rejected the model's): a weaker model gets fewer past the checks. Cards are always written
+fresh (the card cache is not used), so the seconds are the model's.
 
     python bench/eval.py [--lang zh|en] [--model PATH] [--ctx N]
 """
@@ -51,7 +54,7 @@ def main() -> None:
     parser.add_argument("--ctx", type=int)
     args = parser.parse_args()
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
-    agree = recalled = entities = ungrounded = mostly_chinese = 0
+    agree = recalled = entities = ungrounded = mostly_chinese = by_model = 0
     seconds: list[float] = []
     print(
         f"{'PR':<14} {'verdict':<7} {'accepted':<11} {'entities':>8} {'ungrounded':>10} {'CJK':>5} {'s':>5}  headline"
@@ -61,7 +64,13 @@ def main() -> None:
         for reference in references["cards"]:
             repo = fixture_clone(reference["repo"], Path(scratch))
             if reference["repo"] not in summarizers:
-                flags = {"repo": str(repo), "lang": args.lang, "model": args.model, "ctx": args.ctx}
+                flags = {
+                    "repo": str(repo),
+                    "lang": args.lang,
+                    "model": args.model,
+                    "ctx": args.ctx,
+                    "cache": "false",
+                }
                 summarizers[reference["repo"]] = Summarizer(
                     resolve_settings({k: v for k, v in flags.items() if v})
                 )
@@ -80,6 +89,7 @@ def main() -> None:
             entities += len(reference["entities"])
             ungrounded += unknown
             mostly_chinese += share > 0.5
+            by_model += card.body.headline_by_model
             label = f"{reference['repo']} {pr.label}"
             print(
                 f"{label:<14} {card.body.verdict:<7} {'/'.join(reference['verdict']):<11} "
@@ -89,6 +99,7 @@ def main() -> None:
     print(f"\nverdict agreement   {agree}/{count}")
     print(f"entity recall       {recalled}/{entities} = {recalled / entities:.0%}")
     print(f"ungrounded names    {ungrounded}")
+    print(f"model's headlines   {by_model}/{count} (the rest written from facts)")
     if args.lang == "zh":
         print(
             f"mostly Chinese      {mostly_chinese}/{count} (CJK > 50% of headline and summary letters)"

