@@ -65,7 +65,7 @@ ModelOption = Annotated[
     Path | None,
     typer.Option(
         "--model",
-        help="A .gguf model file. [default: PRSUM_MODEL, [tool.prsum] model, then the embedded model]",
+        help="A .gguf model file. [default: PRSUM_MODEL, \\[tool.prsum] model, then the embedded model]",
     ),
 ]
 LangOption = Annotated[

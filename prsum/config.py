@@ -173,12 +173,14 @@ def resolve_settings(
         gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
         cache_dir=user_cache_dir(env),
         sources=sources,
-        **_backend_settings(pick, env),
+        **_backend_settings(flags.get("model") is not None, pick, env),
     )
 
 
 def _backend_settings(
-    pick: Callable[[str, Callable[[Any], Any], Any], Any], env: Mapping[str, str]
+    flagged_model: bool,
+    pick: Callable[[str, Callable[[Any], Any], Any], Any],
+    env: Mapping[str, str],
 ) -> dict[str, Any]:
     """Which model runs the cards: the embedded one, or a server with jobs in parallel."""
     backend = pick("backend", _to_backend, "llama")
@@ -189,6 +191,10 @@ def _backend_settings(
     if backend == "llama" and jobs > 1:
         raise ConfigError(
             "--jobs needs --backend openai: the embedded model writes one card at a time"
+        )
+    if backend == "openai" and flagged_model:
+        raise ConfigError(
+            "--model names a GGUF file for the embedded backend; name a served model with --server-model"
         )
     return {
         "backend": backend,

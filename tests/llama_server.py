@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 STARTUP_SECONDS = 120
 
@@ -57,19 +57,12 @@ def start(model: Path, log: IO[str], ctx: int = 4096) -> tuple[subprocess.Popen[
 
 
 def _serve() -> None:
-    import llama_cpp.llama_cpp as bindings
+    from prsum.llm.llama import llama_defaults, without_amx_repacking
 
-    from prsum.llm.llama import without_amx_repacking
-
-    context_defaults = bindings.llama_context_default_params
-
-    def context_defaults_with_full_swa() -> Any:
-        params = context_defaults()
-        params.swa_full = True
-        return params
-
-    bindings.llama_context_default_params = context_defaults_with_full_swa
-    with without_amx_repacking():
+    with (
+        llama_defaults("llama_context_default_params", swa_full=True),
+        without_amx_repacking(),
+    ):
         runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 
 

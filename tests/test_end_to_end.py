@@ -58,9 +58,11 @@ def history(repo: RepoBuilder) -> RepoBuilder:
     return repo
 
 
-def run_range(repo: Path, model: Path, *extra: str, spec: str = "v0..main") -> dict:
+def run_range(repo: Path, model: Path | None, *extra: str, spec: str = "v0..main") -> dict:
+    """`prsum range` as JSON; `model` None for the server backend, which names no file."""
+    chosen = ("--model", str(model)) if model is not None else ()
     result = CliRunner().invoke(
-        app, ["range", spec, "--repo", str(repo), "--model", str(model), "--format", "json", *extra]
+        app, ["range", spec, "--repo", str(repo), *chosen, "--format", "json", *extra]
     )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

@@ -164,6 +164,11 @@ def test_server_settings_are_checked(tmp_path: Any) -> None:
         resolve_settings({"repo": str(tmp_path), "backend": "openai"}, env={})
     with pytest.raises(ConfigError, match="--jobs needs --backend openai"):
         resolve_settings({"repo": str(tmp_path), "jobs": 2}, env={})
+    with pytest.raises(ConfigError, match="name a served model with --server-model"):
+        resolve_settings(
+            {"repo": str(tmp_path), "model": "m.gguf", "backend": "openai", "base_url": "http://x"},
+            env={},
+        )
     settings = resolve_settings(
         {"repo": str(tmp_path)},
         env={

@@ -36,7 +36,7 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
 ) -> None:
     served = run_range(
         history.path,
-        default_model,
+        None,
         "--backend",
         "openai",
         "--base-url",

@@ -57,31 +57,38 @@ def _cpu_has_amx() -> bool:
 
 
 @contextlib.contextmanager
+def llama_defaults(function: str, **fields: Any) -> Iterator[None]:
+    """Within the block, llama.cpp's `function` (e.g. `llama_model_default_params`) returns
+    its defaults with `fields` changed: for settings Llama() takes no parameter for."""
+    import llama_cpp.llama_cpp as bindings
+
+    original = getattr(bindings, function)
+
+    def adjusted() -> Any:
+        params = original()
+        for name, value in fields.items():
+            setattr(params, name, value)
+        return params
+
+    setattr(bindings, function, adjusted)
+    try:
+        yield
+    finally:
+        setattr(bindings, function, original)
+
+
+@contextlib.contextmanager
 def without_amx_repacking() -> Iterator[None]:
     """Load weights without llama.cpp's extra (repacked) buffers on AMX CPUs.
 
     ggml's AMX matmul segfaults on the first decode with Q4_K_M weights on some Sapphire
     Rapids machines (ggml-org/llama.cpp#20824, seen here with llama-cpp-python 0.3.36).
-    Llama() takes no parameter for it, so the default model parameters are adjusted for the
-    duration of the load only.
     """
-    import llama_cpp.llama_cpp as bindings
-
     if not _cpu_has_amx():
         yield
         return
-    original = bindings.llama_model_default_params
-
-    def defaults_without_extra_buffers() -> Any:
-        params = original()
-        params.use_extra_bufts = False
-        return params
-
-    bindings.llama_model_default_params = defaults_without_extra_buffers
-    try:
+    with llama_defaults("llama_model_default_params", use_extra_bufts=False):
         yield
-    finally:
-        bindings.llama_model_default_params = original
 
 
 def requantize_output_matrix(source: Path, target: Path, threads: int) -> None:
