@@ -48,3 +48,7 @@ row "missing --pr-meta"      list v0..main --repo "$repo" --pr-meta "$work/none.
 row "malformed --pr-meta"    list v0..main --repo "$repo" --pr-meta "$work/bad.json"
 row "broken --template"      notes v0..main --repo "$repo" --model "$work/text.gguf" --template "$work/bad.j2"
 row "no range given"         range --repo "$repo"
+row "server unreachable"     range v0..main --repo "$repo" --backend openai --base-url http://127.0.0.1:9
+row "server on the internet" range v0..main --repo "$repo" --backend openai --base-url http://8.8.8.8:8080
+row "server without URL"     range v0..main --repo "$repo" --backend openai
+row "--jobs, embedded model" range v0..main --repo "$repo" --jobs 2
