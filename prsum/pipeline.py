@@ -208,9 +208,8 @@ class Summarizer:
     @property
     def writer(self) -> CardWriter:
         if self._writer is None:
-            if self._backend is None:
-                self.load()
-            if self._backend is None:
+            self.load()
+            if self._backend is None:  # embedded: made now, weights loaded on first use
                 assert self._model is not None
                 self._backend = open_llama_backend(self.settings, self._model, self._model_id)
             self._writer = CardWriter(

@@ -37,6 +37,8 @@ class FakeServer:
     url: str = ""
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path == "/moved/v1/models":
+            return 302, {}
         if path == "/v1/models":
             return 200, {"data": [{"id": "served-model"}]}
         if path == "/extras/tokenize":
@@ -73,6 +75,8 @@ def fake_server() -> Iterator[FakeServer]:
             status, answer = fake.answer(self.path, body)
             data = json.dumps(answer).encode()
             self.send_response(status)
+            if status == 302:
+                self.send_header("Location", "http://8.8.8.8:8080/v1/models")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -135,6 +139,18 @@ def test_a_refused_grammar_falls_back_to_plain_requests_once(fake_server: FakeSe
     for _ in range(2):
         assert backend.complete("p", max_tokens=4, stop=[], grammar='root ::= "a"').text == "fine"
     assert ["grammar" in body for body in fake_server.requests] == [True, False, False]
+
+
+def test_redirects_are_not_followed(fake_server: FakeServer) -> None:
+    moved = OpenAIBackend(
+        fake_server.url.replace("/v1/", "/moved"),
+        ctx_cap=2048,
+        model_name=None,
+        api_key=None,
+        fallback_counter=len,
+    )
+    with pytest.raises(ServerError, match="answered 302"):
+        moved.info  # noqa: B018
 
 
 def test_proxies_in_the_environment_are_never_used(

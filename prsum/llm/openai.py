@@ -41,6 +41,13 @@ class _Refused(ServerError):
     """The server answered with an HTTP error: it will not do what was asked."""
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect could lead off the user's network: it is an error, not followed."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 def server_root(base_url: str) -> str:
     """`http://host:port` from what users paste: with or without a trailing `/v1` or slash."""
     parsed = urllib.parse.urlsplit(base_url.strip())
@@ -105,8 +112,9 @@ class OpenAIBackend:
         self._model_name = model_name
         self._api_key = api_key
         self._fallback_counter = fallback_counter
-        # No proxy handler: http_proxy and friends must not route code off the machine.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        # No proxies (http_proxy and friends) and no redirects: the address checked is the
+        # only one contacted.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
         self._lock = threading.Lock()
         self._grammar_accepted = True
         self._logprobs_accepted = True
