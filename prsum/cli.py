@@ -178,6 +178,24 @@ def _settings(**flags: Any) -> Settings:
     return resolve_settings({name: value for name, value in given.items() if value is not None})
 
 
+# The arguments of the card commands that are settings (or switches that turn one off).
+_SETTING_ARGUMENTS = frozenset(
+    {
+        *("repo", "model", "lang", "ctx", "threads", "include_bots", "prompt_style"),
+        *("map_chunks", "pr_meta", "no_cache", "no_redact", "gpu_layers"),
+        *("backend", "base_url", "server_model", "jobs"),
+    }
+)
+
+
+def _settings_from(arguments: dict[str, Any]) -> Settings:
+    """Settings from a command's arguments (its `locals()`): typer needs every option in each
+    command's signature, but they are passed on in one place."""
+    return _settings(
+        **{name: value for name, value in arguments.items() if name in _SETTING_ARGUMENTS}
+    )
+
+
 @contextmanager
 def _errors_to_exit(debug: bool) -> Iterator[None]:
     """One line on stderr and the error's exit code; a traceback only with --debug."""
@@ -380,24 +398,7 @@ def range_command(
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
     with _errors_to_exit(debug):
-        settings = _settings(
-            repo=repo,
-            model=model,
-            lang=lang,
-            ctx=ctx,
-            threads=threads,
-            include_bots=include_bots,
-            prompt_style=prompt_style,
-            map_chunks=map_chunks,
-            pr_meta=pr_meta,
-            no_cache=no_cache,
-            no_redact=no_redact,
-            gpu_layers=gpu_layers,
-            backend=backend,
-            base_url=base_url,
-            server_model=server_model,
-            jobs=jobs,
-        )
+        settings = _settings_from(locals())
         summarizer = _summarizer(settings)
         query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
         discovery = summarizer.discover(query)
@@ -429,23 +430,7 @@ def show_command(
 ) -> None:
     """Write the card of one PR."""
     with _errors_to_exit(debug):
-        settings = _settings(
-            repo=repo,
-            model=model,
-            lang=lang,
-            ctx=ctx,
-            threads=threads,
-            prompt_style=prompt_style,
-            map_chunks=map_chunks,
-            pr_meta=pr_meta,
-            no_cache=no_cache,
-            no_redact=no_redact,
-            gpu_layers=gpu_layers,
-            backend=backend,
-            base_url=base_url,
-            server_model=server_model,
-            jobs=jobs,
-        )
+        settings = _settings_from(locals())
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
     raise typer.Exit(code)
@@ -545,24 +530,7 @@ def notes_command(
         if fmt not in (None, OutputFormat.md, OutputFormat.json):
             raise UsageError("notes are written as md or json (or through --template)")
         compiled = load_template(template) if template is not None else None
-        settings = _settings(
-            repo=repo,
-            model=model,
-            lang=lang,
-            ctx=ctx,
-            threads=threads,
-            include_bots=include_bots,
-            prompt_style=prompt_style,
-            map_chunks=map_chunks,
-            pr_meta=pr_meta,
-            no_cache=no_cache,
-            no_redact=no_redact,
-            gpu_layers=gpu_layers,
-            backend=backend,
-            base_url=base_url,
-            server_model=server_model,
-            jobs=jobs,
-        )
+        settings = _settings_from(locals())
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)
         discovery = summarizer.discover(
