@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
+from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from prsum import __version__, prompts
@@ -155,15 +155,6 @@ def prompt_style_for(settings: Settings, model_bytes: int | None) -> PromptStyle
     return "digest" if model_bytes is not None and model_bytes < SMALL_MODEL_BYTES else "diff"
 
 
-def served_model_bytes(backend: OpenAIBackend) -> int | None:
-    """The served model's size: as the server reports it, or of the file its name points to
-    (llama_cpp.server names a model by its path)."""
-    if backend.model_size is not None:
-        return backend.model_size
-    path = Path(backend.model_name)
-    return path.stat().st_size if path.is_absolute() and path.is_file() else None
-
-
 class Summarizer:
     """One run: one repository, one model loaded once, one language."""
 
@@ -199,7 +190,7 @@ class Summarizer:
         if self.settings.backend == "openai":
             server = open_server_backend(self.settings)
             self._backend, self._model_id = server, server.info.identity
-            self._style = prompt_style_for(self.settings, served_model_bytes(server))
+            self._style = prompt_style_for(self.settings, server.model_bytes)
             return
         self._model = resolve_model(self.settings)
         self._model_id = file_sha256(self._model.path, self.settings.cache_dir)
@@ -337,24 +328,30 @@ class Summarizer:
         jobs = self.settings.jobs
         reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prsum-git")
         writers = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="prsum-card")
+        done = 0
+
+        def finished(pr: PullRequest, future: Future[CardResult]) -> CardResult:
+            nonlocal done
+            result = future.result()
+            done += 1
+            if progress is not None:
+                progress(done, len(prs), pr, result)
+            return result
+
         # Git reads run up to jobs + 1 PRs ahead; one card more than the writers can take
         # is checked against the cache and queued, so a writer never waits for the main thread.
-        reads = deque(reader.submit(self.read, pr) for pr in prs[: jobs + 1])
+        unread = iter(prs)
+        reads = deque(reader.submit(self.read, pr) for pr in islice(unread, jobs + 1))
         in_flight: deque[tuple[PullRequest, Future[CardResult]]] = deque()
-        done = 0
         try:
-            for index, pr in enumerate(prs):
+            for pr in prs:
                 read = reads.popleft()
-                if index + len(reads) + 1 < len(prs):
-                    reads.append(reader.submit(self.read, prs[index + len(reads) + 1]))
+                reads.extend(reader.submit(self.read, ahead) for ahead in islice(unread, 1))
                 in_flight.append((pr, self._start_card(pr, read, writers)))
-                while len(in_flight) > jobs or (in_flight and index == len(prs) - 1):
-                    finished, future = in_flight.popleft()
-                    result = future.result()
-                    done += 1
-                    if progress is not None:
-                        progress(done, len(prs), finished, result)
-                    yield result
+                if len(in_flight) > jobs:
+                    yield finished(*in_flight.popleft())
+            while in_flight:
+                yield finished(*in_flight.popleft())
         finally:
             # Ctrl-C, or a consumer that stops early: queued cards are dropped; a card being
             # written is finished and cached.

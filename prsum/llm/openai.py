@@ -19,6 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from prsum.errors import GenerationError, ServerError
@@ -161,10 +162,14 @@ class OpenAIBackend:
         return str(self._listed_model.get("id", ""))
 
     @property
-    def model_size(self) -> int | None:
-        """The model's size in bytes when the server says it (llama-server does)."""
+    def model_bytes(self) -> int | None:
+        """The served model's size: as the server reports it (llama-server does), or of the
+        file its name points to (llama_cpp.server names a model by its path); else None."""
         size = (self._listed_model.get("meta") or {}).get("size")
-        return int(size) if size else None
+        if size:
+            return int(size)
+        path = Path(self.model_name)
+        return path.stat().st_size if path.is_absolute() and path.is_file() else None
 
     @functools.cached_property
     def context_size(self) -> int:
