@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,13 +35,15 @@ class FakeServer:
     refuse_grammar: bool = False
     text: str = "fine"
     requests: list[dict[str, Any]] = field(default_factory=list)
+    listed: list[dict[str, Any]] = field(default_factory=lambda: [{"id": "served-model"}])
+    authorizations: list[str | None] = field(default_factory=list)
     url: str = ""
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if path == "/moved/v1/models":
             return 302, {}
         if path == "/v1/models":
-            return 200, {"data": [{"id": "served-model"}]}
+            return 200, {"data": self.listed}
         if path == "/extras/tokenize":
             return 200, {"tokens": [BOS, *(ord(char) for char in body["input"])]}
         if path != "/v1/completions":
@@ -72,6 +75,7 @@ def fake_server() -> Iterator[FakeServer]:
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self, body: dict[str, Any]) -> None:
+            fake.authorizations.append(self.headers.get("Authorization"))
             status, answer = fake.answer(self.path, body)
             data = json.dumps(answer).encode()
             self.send_response(status)
@@ -131,6 +135,31 @@ def test_tokens_are_the_servers_without_its_bos_and_banned_starts_become_a_logit
     assert fake_server.requests[-1]["logit_bias"] == {str(ord("x")): -100.0, str(ord("z")): -100.0}
     assert fake_server.requests[-1]["model"] == "served-model"
     assert backend.info.sha256 is None and backend.info.server == server_root(fake_server.url)
+
+
+def test_the_named_model_its_context_size_and_the_key(fake_server: FakeServer) -> None:
+    fake_server.listed = [
+        {"id": "small"},
+        {"id": "coder", "max_model_len": 1500, "meta": {"size": 4_700_000_000}},
+    ]
+    backend = OpenAIBackend(
+        fake_server.url, ctx_cap=2048, model_name="coder", api_key="sk-1", fallback_counter=len
+    )
+    assert (backend.model_name, backend.context_size, backend.model_bytes) == (
+        "coder",
+        1500,
+        4_700_000_000,
+    )
+    backend.complete("p", max_tokens=4, stop=[])
+    assert fake_server.requests[-1]["model"] == "coder"
+    assert set(fake_server.authorizations) == {"Bearer sk-1"}
+    missing = OpenAIBackend(
+        fake_server.url, ctx_cap=2048, model_name="other", api_key=None, fallback_counter=len
+    )
+    with pytest.raises(
+        ServerError, match=re.escape("does not serve other (it lists: small, coder)")
+    ):
+        missing.info  # noqa: B018
 
 
 def test_a_refused_grammar_falls_back_to_plain_requests_once(fake_server: FakeServer) -> None:
