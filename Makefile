@@ -30,8 +30,8 @@ test: install
 	$(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check prsum tests bench
-	$(BIN)/ruff format --check prsum tests bench
+	$(BIN)/ruff check prsum tests bench training
+	$(BIN)/ruff format --check prsum tests bench training
 	$(BIN)/mypy prsum
 
 clean:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from prsum.output import replace_file
 
 
 def content_key(*parts: str) -> str:
@@ -39,10 +39,8 @@ class JsonStore:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(value, stream, ensure_ascii=False)
-            os.replace(temporary, path)
+            # Private: cards say what private code does.
+            replace_file(path, json.dumps(value, ensure_ascii=False), private=True)
         except OSError:
             return False
         return True

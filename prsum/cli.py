@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -15,7 +17,7 @@ import typer
 
 from prsum import render
 from prsum.config import Settings, resolve_settings
-from prsum.errors import EXIT_OK, EXIT_PARTIAL, PrsumError, UsageError
+from prsum.errors import EXIT_OK, EXIT_PARTIAL, OutputError, PrsumError, UsageError
 from prsum.output import write_atomically
 from prsum.types import Card, CardFailure, Discovery, RangeQuery, RangeReport
 
@@ -175,7 +177,15 @@ def _settings(**flags: Any) -> Settings:
             given[setting] = False
     if not given.get("include_bots"):
         given.pop("include_bots", None)
-    return resolve_settings({name: value for name, value in given.items() if value is not None})
+    settings = resolve_settings({name: value for name, value in given.items() if value is not None})
+    if settings.refused:
+        typer.echo(
+            f"prsum: warning: ignored in {settings.repo / 'pyproject.toml'} [tool.prsum]: "
+            f"{', '.join(settings.refused)}; a repository may not set these (use flags, PRSUM_* "
+            "or ~/.config/prsum/config.toml)",
+            err=True,
+        )
+    return settings
 
 
 # The arguments of the card commands that are settings (or switches that turn one off).
@@ -208,7 +218,8 @@ def _errors_to_exit(debug: bool) -> Iterator[None]:
             raise
         typer.echo(f"prsum: error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
-    except (typer.Exit, KeyboardInterrupt):
+    except (typer.Exit, KeyboardInterrupt, BrokenPipeError):
+        # A closed pipe (`prsum list | head`) ends the run quietly: click exits 1 without a word.
         raise
     except Exception as exc:
         if debug:
@@ -223,7 +234,35 @@ def _errors_to_exit(debug: bool) -> Iterator[None]:
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
+    if not stderr:
+        _require_stdout()
     return Console(stderr=stderr, highlight=False)
+
+
+def _require_stdout() -> None:
+    if sys.stdout is None:
+        raise OutputError("standard output is closed: pass -o FILE to write the result to a file")
+
+
+@contextmanager
+def _writing_stdout() -> Iterator[None]:
+    """Writes to stdout that fail (a full disk) become one line and exit 2, as git reports them;
+    what is still buffered is dropped so that Python does not fail again at exit."""
+    try:
+        yield
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
+        _drop_stdout()
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _drop_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _summarizer(settings: Settings) -> Summarizer:
@@ -236,15 +275,17 @@ def _summarizer(settings: Settings) -> Summarizer:
 def _chosen_format(fmt: OutputFormat | None, output: Path | None) -> OutputFormat:
     if fmt is not None:
         return fmt
-    return OutputFormat.terminal if output is None and sys.stdout.isatty() else OutputFormat.md
+    on_tty = sys.stdout is not None and sys.stdout.isatty()
+    return OutputFormat.terminal if output is None and on_tty else OutputFormat.md
 
 
 def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
+    if output is not None:
         write_atomically(output, text)
+        return
+    _require_stdout()
+    with _writing_stdout():
+        sys.stdout.write(text)
 
 
 def _write_cards(
@@ -275,7 +316,8 @@ def _write_cards(
         discovery, tuple(cards), tuple(failures), summarizer.settings.lang, interrupted
     )
     if fmt is OutputFormat.terminal and output is None:
-        print_report(report, _console())
+        with _writing_stdout():
+            print_report(report, _console())
     elif not stream_lines:
         if fmt is OutputFormat.json:
             text = render.report_to_json(report)
@@ -470,7 +512,8 @@ def list_command(
         if chosen is OutputFormat.terminal and output is None:
             from prsum.render.terminal import print_discovery
 
-            print_discovery(discovery, estimates, _console())
+            with _writing_stdout():
+                print_discovery(discovery, estimates, _console())
         elif chosen in (OutputFormat.json, OutputFormat.jsonl):
             _emit(render.discovery_to_json(discovery, estimates), output)
         else:
@@ -641,5 +684,19 @@ def cache_clear_command(debug: DebugOption = False) -> None:
         typer.echo(f"removed {removed} cached cards and notes from {settings.cache_dir}")
 
 
+def _guard_standard_streams() -> None:
+    """Keep file descriptors 0-2 taken. Started with one closed (`prsum ... >&-`), the next file
+    opened would get its number, and a library writing to "stdout" would write into it."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != fd:  # the lowest free number is this one; keep it whatever happens
+                os.dup2(opened, fd)
+                os.close(opened)
+
+
 def main() -> None:
+    _guard_standard_streams()
     app()

@@ -1,4 +1,12 @@
-"""Settings, resolved once: flag > PRSUM_* environment > [tool.prsum] in the target repo > default."""
+"""Settings, resolved once: flag > PRSUM_* environment > [tool.prsum] in the target repo >
+the user's config file > default.
+
+The repository under review is data, not an authority: its `[tool.prsum]` may set only what
+can neither move data off the machine nor turn a protection off (see REPOSITORY_SETTINGS).
+Where cards are sent (`backend`, `base_url`, `server_model`, `jobs`), whether secrets are
+masked (`redact`) and a model or metadata file outside the repository come from flags, the
+environment or the user's own `~/.config/prsum/config.toml`.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ from typing import Any, Literal
 from prsum.errors import ConfigError
 from prsum.types import Language
 
-Source = Literal["flag", "env", "pyproject", "default"]
+Source = Literal["flag", "env", "pyproject", "user", "default"]
 PromptStyleSetting = Literal["auto", "digest", "diff"]
 PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
 BackendName = Literal["llama", "openai"]
@@ -46,6 +54,20 @@ class Settings:
     jobs: int = 1  # cards written at once (server backend only)
     api_key: str | None = field(default=None, repr=False)  # PRSUM_API_KEY only: never in files
     sources: Mapping[str, Source] = field(default_factory=dict)
+    # `[tool.prsum]` keys of the target repository that were not applied, with why: the CLI
+    # names them once on stderr.
+    refused: tuple[str, ...] = ()
+
+
+# What the target repository's [tool.prsum] may set: nothing here sends data anywhere or
+# weakens a protection. `model` and `pr_meta` only as files inside the repository.
+REPOSITORY_SETTINGS = frozenset(
+    {"lang", "ctx", "threads", "prompt_style", "map_chunks", "include_bots", "gpu_layers"}
+    | {"cache", "model", "pr_meta"}
+)
+REPOSITORY_PATH_SETTINGS = frozenset({"model", "pr_meta"})
+# Every key a config table may hold; the user's config file may set all of them.
+SETTING_KEYS = REPOSITORY_SETTINGS | {"backend", "base_url", "server_model", "jobs", "redact"}
 
 
 def _to_choice(kind: str, choices: tuple[str, ...]) -> Callable[[Any], Any]:
@@ -76,6 +98,15 @@ def _to_positive_int(minimum: int) -> Callable[[Any], int]:
     return convert
 
 
+def _to_threads(value: Any) -> int:
+    """1 to twice the cores: more threads than that only contend (and thousands never finish)."""
+    threads = _to_positive_int(1)(value)
+    limit = 2 * default_threads()
+    if threads > limit:
+        raise ConfigError(f"at most {limit} threads on this machine (2 per core), got {threads}")
+    return threads
+
+
 def _to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -87,19 +118,65 @@ def _to_bool(value: Any) -> bool:
     raise ConfigError(f"expected true or false, got {value!r}")
 
 
+def _read_toml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} from {path}: {exc}") from None
+
+
 def read_pyproject_table(repo: Path) -> dict[str, Any]:
     """The `[tool.prsum]` table of the target repo's pyproject.toml, or {} when there is none."""
     pyproject = repo / "pyproject.toml"
     if not pyproject.is_file():
         return {}
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read [tool.prsum] from {pyproject}: {exc}") from None
-    table = data.get("tool", {}).get("prsum", {})
+    table = _read_toml(pyproject, "[tool.prsum]").get("tool", {}).get("prsum", {})
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.prsum] in {pyproject} is not a table")
     return table
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    """The user's own settings file: PRSUM_CONFIG, else $XDG_CONFIG_HOME/prsum/config.toml."""
+    if env.get("PRSUM_CONFIG"):
+        return Path(env["PRSUM_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "prsum" / "config.toml"
+
+
+def read_user_config(env: Mapping[str, str]) -> dict[str, Any]:
+    """The user's config file (top-level keys, the same names as [tool.prsum]), or {}."""
+    path = user_config_path(env)
+    if not path.is_file():
+        return {}
+    table = _read_toml(path, "settings")
+    unknown = sorted(set(table) - SETTING_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting {unknown[0]!r}")
+    return table
+
+
+def _trusted_repository_table(
+    repo: Path, table: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The part of a repository's [tool.prsum] that it may set, and what was refused and why."""
+    allowed: dict[str, Any] = {}
+    refused: list[str] = []
+    for key, value in table.items():
+        if key not in REPOSITORY_SETTINGS:
+            refused.append(key if key in SETTING_KEYS else f"{key} (unknown)")
+        elif key in REPOSITORY_PATH_SETTINGS and not _inside(repo, str(value)):
+            refused.append(f"{key} (a file outside the repository)")
+        else:
+            allowed[key] = value
+    return allowed, refused
+
+
+def _inside(repo: Path, value: str) -> bool:
+    """True when the path `value` (relative to the repository) lies in it once symbolic links
+    are followed."""
+    path = Path(os.path.expanduser(value))
+    return (repo / path).resolve().is_relative_to(repo.resolve())
 
 
 def default_threads() -> int:
@@ -129,7 +206,10 @@ def resolve_settings(
     repo = Path(repo_value).expanduser() if repo_value else cwd
     repo = repo if repo.is_absolute() else (cwd / repo)
     sources["repo"] = "flag" if flags.get("repo") else ("env" if repo_value else "default")
-    table = read_pyproject_table(repo) if repo.is_dir() else {}
+    table, refused = _trusted_repository_table(
+        repo, read_pyproject_table(repo) if repo.is_dir() else {}
+    )
+    user = read_user_config(env)
 
     def pick(name: str, convert: Callable[[Any], Any], default: Any) -> Any:
         if flags.get(name) is not None:
@@ -141,6 +221,9 @@ def resolve_settings(
         elif name in table:
             sources[name] = "pyproject"
             raw, where = table[name], f"[tool.prsum] {name}"
+        elif name in user:
+            sources[name] = "user"
+            raw, where = user[name], f"{user_config_path(env)}: {name}"
         else:
             sources[name] = "default"
             return default
@@ -151,9 +234,9 @@ def resolve_settings(
 
     def path_setting(name: str) -> Callable[[Any], Path]:
         def convert(value: Any) -> Path:
-            # A path named in the target repo's pyproject.toml is relative to that repo.
+            # A path named in a file is relative to where that file is.
             path = Path(os.path.expanduser(str(value)))
-            base = repo if sources[name] == "pyproject" else cwd
+            base = {"pyproject": repo, "user": user_config_path(env).parent}.get(sources[name], cwd)
             return path if path.is_absolute() else base / path
 
         return convert
@@ -163,7 +246,7 @@ def resolve_settings(
         model=pick("model", path_setting("model"), None),
         lang=pick("lang", _to_language, "zh"),
         ctx=pick("ctx", _to_positive_int(MIN_CONTEXT), DEFAULT_CONTEXT),
-        threads=pick("threads", _to_positive_int(1), default_threads()),
+        threads=pick("threads", _to_threads, default_threads()),
         include_bots=pick("include_bots", _to_bool, False),
         prompt_style=pick("prompt_style", _to_prompt_style, "auto"),
         pr_meta=pick("pr_meta", path_setting("pr_meta"), None),
@@ -173,6 +256,7 @@ def resolve_settings(
         gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
         cache_dir=user_cache_dir(env),
         sources=sources,
+        refused=tuple(refused),
         **_backend_settings(flags.get("model") is not None, pick, env),
     )
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from prsum.config import Settings
 from prsum.history import History
 from prsum.prmeta import load_pr_meta
-from prsum.redact import redact_pr
+from prsum.redact import redact_discovery
 from prsum.types import Discovery, RangeQuery
 
 
@@ -23,12 +23,16 @@ def with_pr_meta(discovery: Discovery, settings: Settings) -> Discovery:
     return replace(discovery, entries=entries)
 
 
-def list_prs(settings: Settings, query: RangeQuery) -> Discovery:
-    """Discovery only: what landed on the first-parent line of the range. No model is loaded."""
-    discovery = with_pr_meta(History(settings.repo).discover(query), settings)
-    if not settings.redact:
-        return discovery
-    return replace(discovery, entries=tuple(redact_pr(entry) for entry in discovery.entries))
+def prepared(discovery: Discovery, settings: Settings) -> Discovery:
+    """What every command goes on from: forge metadata attached, then (unless --no-redact)
+    every text masked, so that no output of any command can show a secret."""
+    discovery = with_pr_meta(discovery, settings)
+    return redact_discovery(discovery) if settings.redact else discovery
+
+
+def list_prs(settings: Settings, query: RangeQuery, history: History | None = None) -> Discovery:
+    """What landed on the first-parent line of the range, ready for any output. No model is loaded."""
+    return prepared((history or History(settings.repo)).discover(query), settings)
 
 
 def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, int]:

@@ -17,7 +17,7 @@ from prsum.cache import JsonStore, content_key
 from prsum.cards import CardWriter, PromptStyle
 from prsum.config import Settings
 from prsum.digest import touched_definitions
-from prsum.discovery import with_pr_meta
+from prsum.discovery import list_prs, prepared
 from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
 from prsum.history import History
@@ -213,12 +213,11 @@ class Summarizer:
         return self._writer
 
     def discover(self, query: RangeQuery) -> Discovery:
-        return with_pr_meta(self.history.discover(query), self.settings)
+        return list_prs(self.settings, query, self.history)
 
     def find(self, rev: str) -> Discovery:
         """One PR (a sha, a tag or `#N`) as a discovery of its own."""
-        pr = self.history.find_pr(rev)
-        return with_pr_meta(Discovery(rev, (pr,), (), ()), self.settings)
+        return prepared(Discovery(rev, (self.history.find_pr(rev),), (), ()), self.settings)
 
     def read(self, pr: PullRequest) -> _PrInput:
         """Everything git and the facts say of a PR: the part of a card that needs no model."""

@@ -24,21 +24,33 @@ def _login(value: Any) -> str | None:
     return None
 
 
-def _meta(entry: dict[str, Any], source: str) -> PrMeta:
+def _objects(entry: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    """The objects of a list field; a field of another type is the file's error, named."""
+    value = entry.get(key) or []
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: `{key}` is a JSON {type(value).__name__}, expected a list")
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _meta(entry: dict[str, Any], source: str, where: str) -> PrMeta:
     labels = tuple(
-        str(label["name"])
-        for label in entry.get("labels") or []
-        if isinstance(label, dict) and "name" in label
+        label["name"]
+        for label in _objects(entry, "labels", where)
+        if isinstance(label.get("name"), str)
     )
-    reviews = [review for review in entry.get("reviews") or [] if isinstance(review, dict)]
-    comments = [comment for comment in entry.get("comments") or [] if isinstance(comment, dict)]
+    reviews = _objects(entry, "reviews", where)
+    comments = _objects(entry, "comments", where)
     reviewers = tuple(
         dict.fromkeys(login for review in reviews if (login := _login(review.get("author"))))
     )
-    bodies = [str(item.get("body") or "").strip() for item in [*reviews, *comments]]
+    bodies = [_text(item.get("body")) for item in [*reviews, *comments]]
     return PrMeta(
         source=source,
-        body=str(entry.get("body") or "").strip(),
+        body=_text(entry.get("body")),
         labels=labels,
         author=_login(entry.get("author")),
         reviewers=reviewers,
@@ -58,15 +70,18 @@ def load_pr_meta(path: Path) -> dict[int, PrMeta]:
         raise ConfigError(
             f"--pr-meta {path} is not valid JSON (line {exc.lineno}): expected {_EXPECTED}"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"--pr-meta {path} is nested too deeply: expected {_EXPECTED}") from None
     if not isinstance(data, list):
         raise ConfigError(
             f"--pr-meta {path} holds a JSON {type(data).__name__}: expected {_EXPECTED}"
         )
     metas: dict[int, PrMeta] = {}
     for position, entry in enumerate(data):
-        if not isinstance(entry, dict) or not isinstance(entry.get("number"), int):
+        number = entry.get("number") if isinstance(entry, dict) else None
+        if not isinstance(number, int) or isinstance(number, bool):
             raise ConfigError(
                 f"--pr-meta {path}: entry {position} has no PR number: expected {_EXPECTED}"
             )
-        metas[entry["number"]] = _meta(entry, path.name)
+        metas[number] = _meta(entry, path.name, f"--pr-meta {path}, entry {position}")
     return metas

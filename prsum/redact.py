@@ -1,5 +1,10 @@
 """Mask what looks like a credential before any model sees it; it then reaches no output either.
 
+Applied in one place, to everything read from the history (prsum.discovery and
+Summarizer.read): titles, messages, trailers, authors and emails, branch-sync and bot
+subjects, forge metadata, commits and diffs. Every output (list, cards, notes, the cache) is
+made from what is left.
+
 Masked: private key blocks, common token formats (AWS, GitHub, GitLab, Slack, Google, Stripe,
 JWT), `password=`/`secret=`/`token=`/`api_key=` assignments, and long high-entropy strings
 in configuration files. `--no-redact` turns this off.
@@ -13,7 +18,7 @@ from collections import Counter
 from dataclasses import replace
 
 from prsum.filekinds import file_kind
-from prsum.types import Commit, FileDiff, PrMeta, PullRequest
+from prsum.types import Commit, Discovery, FileDiff, OtherCommit, PrMeta, PullRequest
 
 MASK = "[REDACTED]"
 _PRIVATE_KEY = re.compile(
@@ -74,19 +79,55 @@ def redact_diff(diff: FileDiff) -> FileDiff:
     return FileDiff(diff.path, redact_text(diff.patch, config=file_kind(diff.path) == "config"))
 
 
+def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(redact_text(text) for text in texts)
+
+
 def redact_pr(pr: PullRequest) -> PullRequest:
     meta = pr.meta
     if meta is not None:
         meta = PrMeta(
             meta.source,
             redact_text(meta.body),
-            meta.labels,
-            meta.author,
-            meta.reviewers,
-            tuple(redact_text(comment) for comment in meta.review_comments),
+            _redact_all(meta.labels),
+            redact_text(meta.author) if meta.author is not None else None,
+            _redact_all(meta.reviewers),
+            _redact_all(meta.review_comments),
         )
-    return replace(pr, title=redact_text(pr.title), message=redact_text(pr.message), meta=meta)
+    return replace(
+        pr,
+        title=redact_text(pr.title),
+        message=redact_text(pr.message),
+        authors=_redact_all(pr.authors),
+        author_emails=_redact_all(pr.author_emails),
+        trailers=tuple((key, redact_text(value)) for key, value in pr.trailers),
+        meta=meta,
+    )
 
 
 def redact_commit(commit: Commit) -> Commit:
-    return replace(commit, message=redact_text(commit.message))
+    return replace(
+        commit,
+        message=redact_text(commit.message),
+        author=redact_text(commit.author),
+        email=redact_text(commit.email),
+    )
+
+
+def redact_other(commit: OtherCommit) -> OtherCommit:
+    return replace(
+        commit,
+        subject=redact_text(commit.subject),
+        author=redact_text(commit.author),
+        brings=tuple(redact_pr(pr) for pr in commit.brings),
+    )
+
+
+def redact_discovery(discovery: Discovery) -> Discovery:
+    """Every text of a discovery masked: its PRs, direct commits, bots' commits, branch syncs."""
+    return replace(
+        discovery,
+        entries=tuple(redact_pr(entry) for entry in discovery.entries),
+        bot_commits=tuple(redact_other(commit) for commit in discovery.bot_commits),
+        sync_merges=tuple(redact_other(commit) for commit in discovery.sync_merges),
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -46,6 +47,9 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 _LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
 _OWN_COMMITS_LIMIT = 50
+# How a commit's file list is read, best first: with line counts and renames (reads blobs),
+# statuses only (reads trees), none (a damaged tree).
+_FILE_LISTS: tuple[tuple[str, ...], ...] = (("-M", "--raw", "--numstat"), ("--raw", "--no-renames"))
 # Commits per git process when a long first-parent line is read in parallel.
 _BATCH = 200
 _WORKERS = max(
@@ -95,6 +99,16 @@ def _parse_record(record: str) -> _Commit:
         message=message.strip(),
         files=parse_changes(changes.split("\0")),
     )
+
+
+def git_error(exc: git.GitCommandError) -> str:
+    """The line of git's stderr that says what went wrong, without gitpython's quoting
+    (`stderr: 'fatal: …'`)."""
+    text = exc.stderr or str(exc)
+    text = re.sub(r"^\s*stderr:\s*'", "", text.strip()).rstrip("'").strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (fatal or lines or [str(exc.status)])[-1]
 
 
 def matches_paths(path: str, specs: tuple[str, ...]) -> bool:
@@ -147,12 +161,21 @@ class History:
             return str(self._repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}"))
         except git.GitCommandError:
             if not self._repo.head.is_valid():
-                raise RepositoryError(
-                    f"{self.path} has no commits yet: there is nothing to summarize"
-                ) from None
+                raise self._head_problem() from None
             raise RevisionError(
                 f"unknown revision {rev!r} in {self.path}: check the name with `git log --oneline`"
             ) from None
+
+    def _head_problem(self) -> RepositoryError:
+        """Why HEAD names no readable commit: a new repository, or a damaged one."""
+        try:
+            sha = str(self._repo.git.rev_parse("--verify", "--quiet", "HEAD"))
+        except git.GitCommandError:
+            return RepositoryError(f"{self.path} has no commits yet: there is nothing to summarize")
+        return RepositoryError(
+            f"HEAD of {self.path} names commit {sha[:12]}, which git cannot read: the "
+            "repository is damaged (`git fsck` says more)"
+        )
 
     def _stream_commits(self, log_args: list[str]) -> Iterator[_Commit]:
         """The commits of a first-parent line, newest first, with their file lists.
@@ -177,18 +200,28 @@ class History:
                 while pending:
                     yield from _parse_batch(pending.popleft().result())
         except git.GitCommandError as exc:
-            message = (exc.stderr or str(exc)).strip().splitlines()
-            raise RepositoryError(
-                f"git failed in {self.path}: {message[-1] if message else exc}"
-            ) from None
+            raise RepositoryError(f"git failed in {self.path}: {git_error(exc)}") from None
 
     def _log_batch(self, shas: list[str]) -> bytes:
+        """The log records of `shas`. A commit git cannot diff (a damaged object) costs only
+        its own file list, never the rest of the range: its card then fails on its own."""
+        try:
+            return self._log(shas, _FILE_LISTS[0])
+        except git.GitCommandError:
+            if len(shas) > 1:
+                return b"".join(self._log_batch([sha]) for sha in shas)
+        for file_list in _FILE_LISTS[1:]:
+            try:
+                return self._log(shas, file_list)
+            except git.GitCommandError:
+                continue
+        return self._log(shas, ())
+
+    def _log(self, shas: list[str], file_list: tuple[str, ...]) -> bytes:
         output: bytes = self._repo.git.log(
             "--no-walk=unsorted",
             "--diff-merges=first-parent",
-            "-M",
-            "--raw",
-            "--numstat",
+            *file_list,
             "-z",
             f"--format={_LOG_FORMAT}",
             *shas,
@@ -412,10 +445,7 @@ class History:
                     *common, "--format=", "--root", pr.sha, stdout_as_string=False
                 )
         except git.GitCommandError as exc:
-            message = (exc.stderr or str(exc)).strip().splitlines()
-            raise PrReadError(
-                f"cannot read the diff of {pr.label}: {message[-1] if message else exc}"
-            ) from None
+            raise PrReadError(f"cannot read the diff of {pr.label}: {git_error(exc)}") from None
         return split_patch(text.decode("utf-8", errors="replace"), pr.files)
 
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:

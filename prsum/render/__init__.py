@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from prsum.render.inert import json_dumps, md_code, md_inline, md_prose
 from prsum.types import Card, Discovery, Language, OtherCommit, PullRequest, RangeReport
 
 CARD_SCHEMA = "prsum.card/1"
@@ -138,11 +138,11 @@ def report_to_json(report: RangeReport) -> str:
         ],
         "skipped": _skipped(report.discovery),
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return json_dumps(document, indent=2) + "\n"
 
 
 def cards_to_jsonl(cards: Sequence[Card]) -> str:
-    return "".join(json.dumps(card_to_dict(card), ensure_ascii=False) + "\n" for card in cards)
+    return "".join(json_dumps(card_to_dict(card)) + "\n" for card in cards)
 
 
 def discovery_to_json(
@@ -166,7 +166,7 @@ def discovery_to_json(
         "sync_merges": [_other_to_dict(commit) for commit in discovery.sync_merges],
     }
     # Compact: a whole history can be thousands of entries, and the C encoder needs no indent.
-    return json.dumps(document, ensure_ascii=False) + "\n"
+    return json_dumps(document) + "\n"
 
 
 def is_bot_commit(pr: PullRequest) -> bool:
@@ -226,24 +226,29 @@ def _reason_group(reason: str) -> str:
 
 
 def card_to_markdown(card: Card) -> str:
-    """One card in CARDS.md's layout, then its focus, lessons and follow-ups as a list."""
+    """One card in CARDS.md's layout, then its focus, lessons and follow-ups as a list.
+
+    Text from the history is escaped and the model's prose made inert (prsum.render.inert):
+    neither can add HTML, links or escape sequences to the page."""
     colon = "：" if card.lang == "zh" else ": "
     lines = [
-        f"### {card.body.headline}",
-        f"<sub>{sub_line(card)}</sub>",
+        f"### {md_prose(card.body.headline, single_line=True)}",
+        f"<sub>{md_inline(sub_line(card))}</sub>",
         "",
-        f"{verdict_opening(card)}{colon}{card.body.summary}",
+        f"{verdict_opening(card)}{colon}{md_prose(card.body.summary)}",
     ]
     words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
     extras = [
-        f"- {words[0]}{colon}`{f.path}`" + (f" · `{f.symbol}`" if f.symbol else "") + f" — {f.why}"
+        f"- {words[0]}{colon}{md_code(f.path)}"
+        + (f" · {md_code(f.symbol)}" if f.symbol else "")
+        + f" — {md_prose(f.why)}"
         for f in card.body.focus
     ]
-    extras += [f"- {words[1]}{colon}{text}" for text in card.body.lessons]
-    extras += [f"- {words[2]}{colon}{text}" for text in card.body.follow_ups]
+    extras += [f"- {words[1]}{colon}{md_prose(text)}" for text in card.body.lessons]
+    extras += [f"- {words[2]}{colon}{md_prose(text)}" for text in card.body.follow_ups]
     if extras:
         lines += ["", *extras]
-    lines += ["", f"<sub>{coverage_line(card)}</sub>"]
+    lines += ["", f"<sub>{md_inline(coverage_line(card))}</sub>"]
     return "\n".join(lines) + "\n"
 
 
@@ -261,21 +266,19 @@ def report_to_markdown(report: RangeReport) -> str:
             else "The run was interrupted; these are the cards finished so far."
         )
     for failure in report.failures:
-        notes.append(
-            f"{failure.pr.label}：{failure.message}"
-            if zh
-            else f"{failure.pr.label}: {failure.message}"
-        )
+        message = md_inline(failure.message)
+        notes.append(f"{failure.pr.label}：{message}" if zh else f"{failure.pr.label}: {message}")
     if discovery.bot_commits:
         count = len(discovery.bot_commits)
         notes.append(
             f"跳过 {count} 个机器人直接提交。" if zh else f"Skipped {count} direct commits by bots."
         )
     for sync in discovery.sync_merges:
+        subject = md_inline(sync.subject)
         notes.append(
-            f"分支同步 {sync.sha[:7]}：{sync.subject}"
+            f"分支同步 {sync.sha[:7]}：{subject}"
             if zh
-            else f"Branch sync {sync.sha[:7]}: {sync.subject}"
+            else f"Branch sync {sync.sha[:7]}: {subject}"
         )
     if notes:
         parts.append("---\n" + "\n".join(f"- {note}" for note in notes) + "\n")
@@ -294,15 +297,15 @@ def discovery_to_markdown(
     ]
     for entry in discovery.entries:
         number = entry.label if entry.number is not None else "—"
-        title = entry.title.replace("|", "\\|")
         tokens = f" {token_estimates[entry.sha]} |" if token_estimates is not None else ""
         lines.append(
-            f"| {number} | {entry.kind} | {entry.sha[:7]} | {title} | {', '.join(entry.authors)} |{tokens}"
+            f"| {number} | {entry.kind} | {entry.sha[:7]} | {md_inline(entry.title)} "
+            f"| {md_inline(', '.join(entry.authors))} |{tokens}"
         )
     lines += [
         "",
         f"{len(discovery.bot_commits)} bot commits skipped, {len(discovery.sync_merges)} branch syncs.",
     ]
     for sync in discovery.sync_merges:
-        lines.append(f"- sync {sync.sha[:7]}: {sync.subject}")
+        lines.append(f"- sync {sync.sha[:7]}: {md_inline(sync.subject)}")
     return "\n".join(lines) + "\n"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import operator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from prsum.errors import UsageError
-from prsum.notes import ReleaseNotes
+from prsum.notes import NoteEntry, NoteSection, OtherEntry, ReleaseNotes
+from prsum.render.inert import json_dumps, md_inline, md_prose, printable
 
 
 def notes_to_dict(notes: ReleaseNotes) -> dict[str, Any]:
@@ -17,38 +18,40 @@ def notes_to_dict(notes: ReleaseNotes) -> dict[str, Any]:
 
 
 def notes_to_json(notes: ReleaseNotes) -> str:
-    return json.dumps(notes_to_dict(notes), ensure_ascii=False, indent=2) + "\n"
+    return json_dumps(notes_to_dict(notes), indent=2) + "\n"
 
 
 def notes_to_markdown(notes: ReleaseNotes) -> str:
+    """The notes as Markdown: history text escaped, the model's prose made inert."""
     zh = notes.lang == "zh"
-    lines = [f"# {notes.title}", "", notes.highlights, ""]
+    separator = "、" if zh else ", "
+    lines = [f"# {md_inline(notes.title)}", "", md_prose(notes.highlights), ""]
     for section in notes.sections:
         lines += [f"## {section.title}", ""]
         for entry in section.entries:
-            who = ("、" if zh else ", ").join(entry.authors)
+            who = md_inline(separator.join(entry.authors))
             number = f"#{entry.number}" if entry.number is not None else entry.sha[:7]
+            headline = md_prose(entry.headline, single_line=True)
             lines.append(
-                f"- {entry.headline}（{number}，{who}）"
-                if zh
-                else f"- {entry.headline} ({number}, {who})"
+                f"- {headline}（{number}，{who}）" if zh else f"- {headline} ({number}, {who})"
             )
         lines.append("")
     if notes.contributors:
         lines += [
             "## 贡献者" if zh else "## Contributors",
             "",
-            ("、" if zh else ", ").join(notes.contributors),
+            md_inline(separator.join(notes.contributors)),
             "",
         ]
     if notes.direct_commits or notes.bot_commits_skipped:
         lines += ["## 直接提交" if zh else "## Direct commits", ""]
-        lines += [
-            f"- {c.sha[:7]} {c.subject}（{c.author}）"
-            if zh
-            else f"- {c.sha[:7]} {c.subject} ({c.author})"
-            for c in notes.direct_commits
-        ]
+        for commit in notes.direct_commits:
+            subject, author = md_inline(commit.subject), md_inline(commit.author)
+            lines.append(
+                f"- {commit.sha[:7]} {subject}（{author}）"
+                if zh
+                else f"- {commit.sha[:7]} {subject} ({author})"
+            )
         if notes.bot_commits_skipped:
             count = notes.bot_commits_skipped
             lines.append(
@@ -59,34 +62,108 @@ def notes_to_markdown(notes: ReleaseNotes) -> str:
         lines.append("")
     if notes.sync_merges:
         lines += ["## 分支同步" if zh else "## Branch syncs", ""]
-        lines += [f"- {c.sha[:7]} {c.subject}" for c in notes.sync_merges]
+        lines += [f"- {c.sha[:7]} {md_inline(c.subject)}" for c in notes.sync_merges]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
+# Bounds on what one template operation may build, so a template cannot exhaust memory or time.
+_MAX_POWER_EXPONENT = 64
+_MAX_REPEATED_LENGTH = 1_000_000
+
+
+def _sandbox() -> Any:
+    """A sandboxed Jinja2 environment without a loader: templates are data from a repository,
+    so they may read the notes but not Python's internals, the file system or other templates."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class NotesSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"**", "*"})
+
+        def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+            if operator_name == "**":
+                if isinstance(right, int | float) and abs(right) > _MAX_POWER_EXPONENT:
+                    raise jinja2.exceptions.SecurityError("exponent too large in a template")
+                return operator.pow(left, right)
+            if isinstance(left, int) and isinstance(right, str | list):
+                left, right = right, left
+            if (
+                isinstance(left, str | list)
+                and isinstance(right, int)
+                and len(left) * right > _MAX_REPEATED_LENGTH
+            ):
+                raise jinja2.exceptions.SecurityError("repetition too long in a template")
+            return operator.mul(left, right)
+
+    return NotesSandbox(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+    )
+
+
 def load_template(template: Path) -> Any:
-    """A user's Jinja2 template, compiled: a broken one fails before any card is written."""
+    """A user's Jinja2 template, compiled and tried on example notes: a broken one fails before
+    any card is written."""
     import jinja2
 
     try:
-        source = template.read_text(encoding="utf-8")
+        source = template.read_bytes().decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read --template {template}: {exc.strerror or exc}") from None
-    environment = jinja2.Environment(
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
-    )
+    except UnicodeDecodeError:
+        raise UsageError(f"--template {template} is not UTF-8 text") from None
     try:
-        return environment.from_string(source)
+        compiled = _sandbox().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"--template {template}, line {exc.lineno}: {exc.message}") from None
+    notes_with_template(example_notes(), compiled)
+    return compiled
 
 
 def notes_with_template(notes: ReleaseNotes, template: Any) -> str:
-    """The notes rendered by a compiled template, given the structured notes as `notes`."""
+    """The notes rendered by a compiled template, given the structured notes as `notes`.
+
+    The template gets the notes with control characters made visible (prsum.render.inert):
+    what it writes out is its own, but the repository's text cannot carry escape sequences.
+    """
     import jinja2
 
     try:
-        rendered: str = template.render(notes=notes_to_dict(notes))
+        rendered: str = template.render(notes=_printable_strings(notes_to_dict(notes)))
     except jinja2.TemplateError as exc:
-        raise UsageError(f"--template: {exc}") from None
+        raise UsageError(f"--template: {_one_line(exc)}") from None
+    except (TypeError, ValueError, LookupError, ArithmeticError, RecursionError) as exc:
+        # A loader-less {% include %}, a bad filter argument, a division by zero.
+        raise UsageError(f"--template: {type(exc).__name__}: {_one_line(exc)}") from None
     return rendered
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _printable_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: _printable_strings(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable_strings(item) for item in value]
+    return value
+
+
+def example_notes() -> ReleaseNotes:
+    """Notes with every field filled, to try a template on before the model runs."""
+    entry = NoteEntry(1, "0" * 40, "Example", ("Example Author",), "feature", "deep")
+    other = OtherEntry("1" * 40, "Example commit", "Example Author")
+    return ReleaseNotes(
+        range_spec="v1.0.0..v1.1.0",
+        title="Release notes draft: v1.0.0 → v1.1.0",
+        highlights="Example highlights (#1).",
+        sections=(NoteSection("features", "Features", (entry,)),),
+        contributors=("Example Author",),
+        direct_commits=(other,),
+        bot_commits_skipped=1,
+        sync_merges=(other,),
+        lang="en",
+    )

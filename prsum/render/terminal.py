@@ -22,15 +22,22 @@ from rich.text import Text
 
 from prsum.llm.models import LocalModel
 from prsum.render import coverage_line, sub_line, verdict_opening
+from prsum.render.inert import one_line, printable
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
 
 _VERDICT_STYLES = {"deep": "bold magenta", "skim": "bold cyan", "skip": "dim"}
 
 
+def _shown(text: str) -> str:
+    """History or model text for rich markup: no escape sequences, no markup of its own."""
+    return escape(one_line(text))
+
+
 def _inline_code(text: str) -> Text:
-    """Text with `code spans` highlighted."""
+    """Text with `code spans` highlighted; escape sequences and control characters removed
+    (prsum.render.inert), so the repository cannot write to the terminal itself."""
     result = Text()
-    for index, piece in enumerate(text.split("`")):
+    for index, piece in enumerate(printable(text).split("`")):
         result.append(piece, style="bold yellow" if index % 2 else "")
     return result
 
@@ -40,17 +47,17 @@ def card_panel(card: Card) -> Panel:
     colon = "：" if card.lang == "zh" else ": "
     paragraph = Text(verdict_opening(card) + colon, style=_VERDICT_STYLES[body.verdict])
     paragraph.append_text(_inline_code(body.summary))
-    parts: list[Text] = [Text(sub_line(card), style="dim"), paragraph]
+    parts: list[Text] = [Text(one_line(sub_line(card)), style="dim"), paragraph]
     words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
     for focus in body.focus:
         place = f"`{focus.path}`" + (f" `{focus.symbol}`" if focus.symbol else "")
         parts.append(_inline_code(f"• {words[0]}{colon}{place} — {focus.why}"))
     parts += [_inline_code(f"• {words[1]}{colon}{text}") for text in body.lessons]
     parts += [_inline_code(f"• {words[2]}{colon}{text}") for text in body.follow_ups]
-    parts.append(Text(coverage_line(card), style="dim"))
+    parts.append(Text(one_line(coverage_line(card)), style="dim"))
     return Panel(
         Group(*parts),
-        title=escape(body.headline),
+        title=_shown(body.headline),
         title_align="left",
         border_style=_VERDICT_STYLES[body.verdict],
     )
@@ -61,7 +68,7 @@ def print_report(report: RangeReport, console: Console) -> None:
         console.print(card_panel(card))
     zh = report.lang == "zh"
     for failure in report.failures:
-        console.print(f"[red]{escape(failure.pr.label)}[/red]: {escape(failure.message)}")
+        console.print(f"[red]{_shown(failure.pr.label)}[/red]: {_shown(failure.message)}")
     if report.discovery.bot_commits:
         count = len(report.discovery.bot_commits)
         console.print(
@@ -69,14 +76,14 @@ def print_report(report: RangeReport, console: Console) -> None:
         )
     for sync in report.discovery.sync_merges:
         console.print(
-            f"[dim]{'分支同步' if zh else 'Branch sync'} {sync.sha[:7]}: {escape(sync.subject)}[/dim]"
+            f"[dim]{'分支同步' if zh else 'Branch sync'} {sync.sha[:7]}: {_shown(sync.subject)}[/dim]"
         )
 
 
 def print_discovery(
     discovery: Discovery, token_estimates: Mapping[str, int] | None, console: Console
 ) -> None:
-    table = Table(title=f"{discovery.range_spec}", title_justify="left")
+    table = Table(title=_shown(discovery.range_spec), title_justify="left")
     columns = ["PR", "kind", "sha", "title", "authors", "files", "+/−"]
     for column in columns + (["tokens≈"] if token_estimates is not None else []):
         table.add_column(column, overflow="fold")
@@ -85,8 +92,8 @@ def print_discovery(
             entry.label if entry.number is not None else "—",
             entry.kind,
             entry.sha[:7],
-            escape(entry.title),
-            escape(", ".join(entry.authors)),
+            _shown(entry.title),
+            _shown(", ".join(entry.authors)),
             str(len(entry.files)),
             f"+{entry.added} −{entry.deleted}",
         ]
@@ -108,10 +115,10 @@ def print_models(
 ) -> None:
     if chosen is not None:
         console.print(
-            f"[bold]model[/bold]  {escape(str(chosen[0]))}\n[bold]why[/bold]    {escape(chosen[1])}"
+            f"[bold]model[/bold]  {_shown(str(chosen[0]))}\n[bold]why[/bold]    {_shown(chosen[1])}"
         )
     if problem is not None:
-        console.print(f"[red]no usable model[/red]: {escape(problem)}")
+        console.print(f"[red]no usable model[/red]: {_shown(problem)}")
     if not found:
         console.print("[bold]local GGUF files[/bold]: none found")
         return
@@ -119,7 +126,7 @@ def print_models(
     for column in ("where", "name", "path"):
         table.add_column(column, overflow="fold")
     for model in found:
-        table.add_row(model.source, escape(model.name), escape(str(model.path)))
+        table.add_row(model.source, _shown(model.name), _shown(str(model.path)))
     console.print(table)
 
 
@@ -140,7 +147,7 @@ class ProgressDisplay:
         self._task = self._progress.add_task("cards", total=total)
 
     def update(self, done: int, total: int, pr: PullRequest, result: Card | CardFailure) -> None:
-        self._progress.update(self._task, completed=done, description=f"cards · {pr.label}")
+        self._progress.update(self._task, completed=done, description=f"cards · {_shown(pr.label)}")
 
     @contextmanager
     def shown(self) -> Iterator[ProgressDisplay]:
