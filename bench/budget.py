@@ -27,7 +27,8 @@ from _common import SHARED, fixture_clone
 
 from prsum import prompts
 from prsum.budget import clip_to_budget
-from prsum.cards import OUTPUT_RESERVE, CardWriter
+from prsum.cards import CardWriter
+from prsum.cards.fields import OUTPUT_RESERVE
 from prsum.facts import compute_facts
 from prsum.history import History
 from prsum.llm.llama import LlamaBackend

@@ -1,13 +1,26 @@
 """How good are the cards? prsum on every PR of ../shared/eval/references.json, scored.
 
-Per card: the verdict against the accepted list, entity recall (the share of the reference's
-files and code names that the card names), ungrounded names (cited names not in the PR's
-diff or message: should be 0), the CJK share of a zh card's headline and summary, seconds.
-Overall also the headlines the model wrote (the others prsum wrote from facts, having
-rejected the model's): a weaker model gets fewer past the checks. Cards are always written
-fresh (the card cache is not used), so the seconds are the model's.
+Every repository of ../shared/fixtures is cloned (a bundle; `verl.git.tar.gz` is a shallow
+bare clone, unpacked) and each reference PR is looked up in its own range, as `prsum range`
+would find it there (a PR listed apart as a branch sync is counted as missed).
 
-    python bench/eval.py [--lang zh|en] [--model PATH] [--ctx N]
+Per card and per repository, then in total:
+- category, breaking: the facts (no model) against the reference's;
+- verdict: the card's against the accepted list;
+- entity recall: the share of the reference's files and code names that the card names;
+- ungrounded names: cited names not in the PR's diff or message (must be 0);
+- minutes MAE: mean absolute error of the card's reading minutes against the reference's;
+- chrF of the headline and of the paragraph (verdict opening and summary) against the
+  reference card, where one exists: character n-grams 1..6, beta 2, sacrebleu's definition,
+  corpus-level (statistics summed over the cards);
+- with --lang zh, the CJK share of headline and summary; the headlines the model wrote (the
+  others prsum wrote from facts, having rejected the model's); seconds per card.
+
+Cards are always written fresh (the card cache is not used), so the seconds are the model's.
+`--facts-only` loads no model: it scores the facts and the rubric's prior verdict and minutes
+(what the model would start from), in seconds instead of minutes.
+
+    python bench/eval.py [--lang zh|en] [--facts-only] [--only REPO] [--model PATH] [--ctx N]
 """
 
 from __future__ import annotations
@@ -15,22 +28,100 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import SHARED, fixture_clone
+from _common import SHARED
 
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
-from prsum.types import Card
+from prsum.render import verdict_opening
+from prsum.rubric import prior_verdict, reading_minutes
+from prsum.types import Card, Facts, PullRequest, RangeQuery
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
+CHRF_ORDER = 6
+CHRF_BETA = 2.0
+
+
+# --- chrF (sacrebleu's definition: chars without whitespace, n = 1..6, beta = 2) ----------
+
+
+def chrf_statistics(hypothesis: str, reference: str, order: int = CHRF_ORDER) -> list[int]:
+    """Per n-gram order: [hypothesis n-grams, reference n-grams, matches], flattened."""
+    hyp = "".join(hypothesis.split())
+    ref = "".join(reference.split())
+    stats: list[int] = []
+    for n in range(1, order + 1):
+        hyp_grams = Counter(hyp[i : i + n] for i in range(len(hyp) - n + 1))
+        ref_grams = Counter(ref[i : i + n] for i in range(len(ref) - n + 1))
+        matches = sum((hyp_grams & ref_grams).values())
+        stats += [sum(hyp_grams.values()), sum(ref_grams.values()), matches]
+    return stats
+
+
+def chrf_score(stats: list[int], order: int = CHRF_ORDER, beta: float = CHRF_BETA) -> float:
+    """chrF from (summed) statistics, as sacrebleu's CHRF._compute_f_score computes it."""
+    eps = 1e-16
+    factor = beta**2
+    precision = recall = 0.0
+    effective = 0
+    for n in range(order):
+        hyp, ref, match = stats[3 * n : 3 * n + 3]
+        precision += match / hyp if hyp > 0 else eps
+        recall += match / ref if ref > 0 else eps
+        effective += 1 if hyp > 0 and ref > 0 else 0
+    if effective == 0:
+        return 0.0
+    precision /= effective
+    recall /= effective
+    if precision + recall == 0:
+        return 0.0
+    return 100 * (1 + factor) * precision * recall / (factor * precision + recall)
+
+
+def chrf(hypothesis: str, reference: str) -> float:
+    return chrf_score(chrf_statistics(hypothesis, reference))
+
+
+# --- fixtures ------------------------------------------------------------------------------
+
+
+def fixture(name: str, root: Path) -> Path:
+    """A working copy of ../shared/fixtures/NAME: a clone of the bundle, or the unpacked tarball."""
+    fixtures = SHARED / "fixtures"
+    bundle = fixtures / f"{name}.bundle"
+    tarball = fixtures / f"{name}.git.tar.gz"
+    if bundle.is_file():
+        target = root / name
+        if not target.exists():
+            subprocess.run(
+                ["git", "clone", "-q", str(bundle), str(target)],
+                check=True,
+                stderr=subprocess.DEVNULL,
+            )
+        return target
+    if tarball.is_file():
+        target = root / f"{name}.git"
+        if not target.exists():
+            with tarfile.open(tarball) as archive:
+                archive.extractall(root, filter="data")
+        return target
+    raise SystemExit(f"no fixture for {name} in {fixtures}")
+
+
+# --- scoring -------------------------------------------------------------------------------
 
 
 def card_text(card: Card) -> str:
@@ -39,10 +130,101 @@ def card_text(card: Card) -> str:
     return "\n".join([body.headline, body.summary, *focus, *body.lessons, *body.follow_ups])
 
 
+def paragraph(card: Card) -> str:
+    colon = "：" if card.lang == "zh" else ": "
+    return f"{verdict_opening(card)}{colon}{card.body.summary}"
+
+
 def cjk_share(text: str) -> float:
     prose = re.sub(r"`[^`]*`", "", text)
     letters = _LETTER.findall(prose)
     return len(_CJK.findall(prose)) / len(letters) if letters else 0.0
+
+
+@dataclass
+class Tally:
+    cards: int = 0
+    found: int = 0  # found in its range as a card (not missing, not listed as a sync)
+    category: int = 0
+    breaking: int = 0
+    verdict: int = 0
+    recalled: int = 0
+    entities: int = 0
+    ungrounded: int = 0
+    minutes_error: int = 0
+    minutes_count: int = 0
+    by_model: int = 0
+    mostly_chinese: int = 0
+    seconds: list[float] = field(default_factory=list)
+    headline_stats: list[int] = field(default_factory=lambda: [0] * (3 * CHRF_ORDER))
+    paragraph_stats: list[int] = field(default_factory=lambda: [0] * (3 * CHRF_ORDER))
+    chrf_cards: int = 0
+
+    def add(self, other: Tally) -> None:
+        for name, value in vars(other).items():
+            mine = getattr(self, name)
+            if isinstance(value, list) and name.endswith("_stats"):
+                setattr(self, name, [a + b for a, b in zip(mine, value, strict=True)])
+            elif isinstance(value, list):
+                mine.extend(value)
+            else:
+                setattr(self, name, mine + value)
+
+
+def ranges_of(references: dict[str, Any]) -> dict[str, str]:
+    """The range of each reference card: its own, else its repository's listed range."""
+    listed = {entry["repo"]: entry["range"] for entry in references["ranges"]}
+    return {
+        reference["sha"]: reference.get("range") or listed.get(reference["repo"], "")
+        for reference in references["cards"]
+    }
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{part}/{whole} {part / whole:>4.0%}" if whole else "-"
+
+
+def table(tallies: dict[str, Tally], facts_only: bool) -> str:
+    head = (
+        f"{'repo':<8} {'cards':>5} {'in range':>10} {'category':>10} {'breaking':>10} "
+        f"{'verdict':>10} {'min MAE':>7}"
+    )
+    if not facts_only:
+        head += f" {'entities':>12} {'ungr':>4} {'chrF head':>9} {'chrF para':>9}"
+    rows = [head]
+    for name, tally in tallies.items():
+        mae = tally.minutes_error / tally.minutes_count if tally.minutes_count else float("nan")
+        row = (
+            f"{name:<8} {tally.cards:>5} {percent(tally.found, tally.cards):>10} "
+            f"{percent(tally.category, tally.cards):>10} {percent(tally.breaking, tally.cards):>10} "
+            f"{percent(tally.verdict, tally.cards):>10} {mae:>7.1f}"
+        )
+        if not facts_only:
+            recall = percent(tally.recalled, tally.entities)
+            if tally.chrf_cards:
+                head_chrf = f"{chrf_score(tally.headline_stats):9.1f}"
+                para_chrf = f"{chrf_score(tally.paragraph_stats):9.1f}"
+            else:
+                head_chrf = para_chrf = f"{'-':>9}"
+            row += f" {recall:>12} {tally.ungrounded:>4} {head_chrf} {para_chrf}"
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def locate(
+    summarizer: Summarizer, sha: str, spec: str, found: dict[str, dict[str, PullRequest | str]]
+) -> tuple[PullRequest, str]:
+    """The PR of `sha` as discovery of its range gives it, and how it was found there."""
+    if spec and spec not in found:
+        discovery = summarizer.discover(RangeQuery(spec))
+        where: dict[str, PullRequest | str] = {entry.sha: entry for entry in discovery.entries}
+        where.update({sync.sha: "listed as a branch sync" for sync in discovery.sync_merges})
+        where.update({bot.sha: "skipped as a bot commit" for bot in discovery.bot_commits})
+        found[spec] = where
+    entry = found.get(spec, {}).get(sha)
+    if isinstance(entry, PullRequest):
+        return entry, ""
+    return summarizer.history.find_pr(sha), entry or "not in its range"
 
 
 def main() -> None:
@@ -52,60 +234,113 @@ def main() -> None:
     parser.add_argument("--lang", choices=["zh", "en"], default="zh")
     parser.add_argument("--model", type=Path)
     parser.add_argument("--ctx", type=int)
+    parser.add_argument("--facts-only", action="store_true", help="no model: facts and rubric")
+    parser.add_argument("--only", action="append", help="only this repository (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="no per-card rows")
     args = parser.parse_args()
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
-    agree = recalled = entities = ungrounded = mostly_chinese = by_model = 0
-    seconds: list[float] = []
-    print(
-        f"{'PR':<14} {'verdict':<7} {'accepted':<11} {'entities':>8} {'ungrounded':>10} {'CJK':>5} {'s':>5}  headline"
-    )
+    spec_of = ranges_of(references)
+    cards = [c for c in references["cards"] if not args.only or c["repo"] in args.only]
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    if not args.quiet:
+        print(
+            f"{'PR':<14} {'category':<17} {'brk':<3} {'verdict':<7} {'accepted':<9} "
+            f"{'min':>7} {'ent':>5} {'ungr':>4} {'chrF h/p':>9} {'s':>4}  headline"
+        )
     with tempfile.TemporaryDirectory() as scratch:
         summarizers: dict[str, Summarizer] = {}
-        for reference in references["cards"]:
-            repo = fixture_clone(reference["repo"], Path(scratch))
-            if reference["repo"] not in summarizers:
+        discovered: dict[str, dict[str, PullRequest | str]] = {}
+        for reference in cards:
+            name = reference["repo"]
+            if name not in summarizers:
                 flags = {
-                    "repo": str(repo),
+                    "repo": str(fixture(name, Path(scratch))),
                     "lang": args.lang,
                     "model": args.model,
                     "ctx": args.ctx,
                     "cache": "false",
                 }
-                summarizers[reference["repo"]] = Summarizer(
+                summarizers[name] = Summarizer(
                     resolve_settings({k: v for k, v in flags.items() if v})
                 )
-            summarizer = summarizers[reference["repo"]]
-            pr = summarizer.history.find_pr(reference["sha"])
+            summarizer = summarizers[name]
+            spec = spec_of[reference["sha"]]
+            pr, missed = locate(summarizer, reference["sha"], spec, discovered)
+            tally = Tally(cards=1, found=int(not missed))
             started = time.perf_counter()
-            card = summarizer.card_for(pr)
-            seconds.append(time.perf_counter() - started)
-            text = card_text(card)
-            named = sum(1 for entity in reference["entities"] if entity in text)
-            evidence = Evidence.of(pr, summarizer.history.diff(pr))
-            unknown = sum(1 for name in cited_names(text) if not evidence.knows(name))
-            share = cjk_share(f"{card.body.headline} {card.body.summary}")
-            agree += card.body.verdict in reference["verdict"]
-            recalled += named
-            entities += len(reference["entities"])
-            ungrounded += unknown
-            mostly_chinese += share > 0.5
-            by_model += card.body.headline_by_model
-            label = f"{reference['repo']} {pr.label}"
+            read = summarizer.read(pr)
+            facts: Facts = read.facts
+            card: Card | None = None
+            if args.facts_only:
+                verdict = prior_verdict(facts)
+                minutes = reading_minutes(verdict, facts)
+            else:
+                card = summarizer.card_for(pr, read)
+                verdict, minutes = card.body.verdict, card.body.minutes
+            tally.seconds.append(time.perf_counter() - started)
+            # A PR that prsum lists apart (as a branch sync) gets no card.
+            verdict_ok = not missed and verdict in reference["verdict"]
+            tally.category = int(facts.category == reference["category"])
+            tally.breaking = int(facts.breaking.is_breaking == reference["breaking"])
+            tally.verdict = int(verdict_ok)
+            if reference.get("minutes") is not None:
+                tally.minutes_error = abs(minutes - reference["minutes"])
+                tally.minutes_count = 1
+            named = unknown = 0
+            chrf_cell = "-"
+            headline = facts.breaking.why if facts.breaking.is_breaking else ""
+            if card is not None:
+                text = card_text(card)
+                named = sum(1 for entity in reference["entities"] if entity in text)
+                evidence = Evidence.of(pr, read.diffs)
+                unknown = sum(1 for cited in cited_names(text) if not evidence.knows(cited))
+                share = cjk_share(f"{card.body.headline} {card.body.summary}")
+                tally.recalled, tally.entities = named, len(reference["entities"])
+                tally.ungrounded = unknown
+                tally.mostly_chinese = int(share > 0.5)
+                tally.by_model = int(card.body.headline_by_model)
+                headline = card.body.headline
+                ref_head = reference.get(f"headline_{args.lang}")
+                ref_card = reference.get(f"card_{args.lang}")
+                if ref_head and ref_card:
+                    head_stats = chrf_statistics(card.body.headline, ref_head)
+                    para_stats = chrf_statistics(paragraph(card), ref_card)
+                    tally.headline_stats, tally.paragraph_stats = head_stats, para_stats
+                    tally.chrf_cards = 1
+                    chrf_cell = f"{chrf_score(head_stats):.0f}/{chrf_score(para_stats):.0f}"
+            tallies[name].add(tally)
+            if not args.quiet:
+                label = f"{name} {pr.label}"
+                category = facts.category
+                if category != reference["category"]:
+                    category += f"≠{reference['category']}"
+                brk = ("B" if facts.breaking.is_breaking else "-") + ("" if tally.breaking else "!")
+                mark = "" if verdict_ok else "✗"
+                ref_minutes = reference.get("minutes")
+                minutes_cell = f"{minutes}/{'-' if ref_minutes is None else ref_minutes}"
+                print(
+                    f"{label:<14} {category:<17} {brk:<3} {verdict + mark:<7} "
+                    f"{'/'.join(reference['verdict']):<9} {minutes_cell:>7} "
+                    f"{named:>2}/{len(reference['entities']):<2} {unknown:>4} {chrf_cell:>9} "
+                    f"{tally.seconds[-1]:>4.1f}  {missed or headline}"
+                )
+    total = Tally()
+    for tally in tallies.values():
+        total.add(tally)
+    print()
+    print(table({**tallies, "total": total}, args.facts_only))
+    if not args.facts_only:
+        count = total.cards
+        print(f"\nmodel's headlines   {total.by_model}/{count} (the rest written from facts)")
+        if args.lang == "zh":
             print(
-                f"{label:<14} {card.body.verdict:<7} {'/'.join(reference['verdict']):<11} "
-                f"{named:>3}/{len(reference['entities']):<4} {unknown:>10} {share:>5.0%} {seconds[-1]:>5.1f}  {card.body.headline}"
+                f"mostly Chinese      {total.mostly_chinese}/{count} "
+                "(CJK > 50% of headline and summary letters)"
             )
-    count = len(references["cards"])
-    print(f"\nverdict agreement   {agree}/{count}")
-    print(f"entity recall       {recalled}/{entities} = {recalled / entities:.0%}")
-    print(f"ungrounded names    {ungrounded}")
-    print(f"model's headlines   {by_model}/{count} (the rest written from facts)")
-    if args.lang == "zh":
-        print(
-            f"mostly Chinese      {mostly_chinese}/{count} (CJK > 50% of headline and summary letters)"
-        )
+    seconds = sorted(total.seconds)
     print(
-        f"seconds per card    {sum(seconds) / len(seconds):.1f} (median {sorted(seconds)[len(seconds) // 2]:.1f})"
+        f"seconds per card    {sum(seconds) / len(seconds):.2f} "
+        f"(median {seconds[len(seconds) // 2]:.2f})"
     )
 
 

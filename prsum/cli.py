@@ -19,7 +19,7 @@ from prsum import render
 from prsum.config import Settings, resolve_settings
 from prsum.errors import EXIT_OK, EXIT_PARTIAL, OutputError, PrsumError, UsageError
 from prsum.output import write_atomically
-from prsum.types import Card, CardFailure, Discovery, RangeQuery, RangeReport
+from prsum.types import Discovery, RangeQuery, RangeReport
 
 if TYPE_CHECKING:
     from prsum.pipeline import Summarizer
@@ -51,6 +51,12 @@ class Lang(StrEnum):
 class BackendChoice(StrEnum):
     llama = "llama"
     openai = "openai"
+
+
+class StrategyChoice(StrEnum):
+    auto = "auto"
+    fields = "fields"
+    whole = "whole"
 
 
 class Style(StrEnum):
@@ -148,6 +154,15 @@ JobsOption = Annotated[
         "--jobs", "-j", help="Cards written at once (--backend openai). [default: 1]", min=1
     ),
 ]
+StrategyOption = Annotated[
+    StrategyChoice | None,
+    typer.Option(
+        "--strategy",
+        help="How a card is written: `fields` (one field at a time, for small base models), `whole` "
+        "(the whole card in one request, for models that follow instructions), or `auto` (whole for "
+        "a model with its own chat template or a served one). [default: auto; env PRSUM_STRATEGY]",
+    ),
+]
 NoRedactOption = Annotated[
     bool,
     typer.Option(
@@ -193,7 +208,7 @@ _SETTING_ARGUMENTS = frozenset(
     {
         *("repo", "model", "lang", "ctx", "threads", "include_bots", "prompt_style"),
         *("map_chunks", "pr_meta", "no_cache", "no_redact", "gpu_layers"),
-        *("backend", "base_url", "server_model", "jobs"),
+        *("backend", "base_url", "server_model", "jobs", "strategy"),
     }
 )
 
@@ -291,30 +306,21 @@ def _emit(text: str, output: Path | None) -> None:
 def _write_cards(
     summarizer: Summarizer, discovery: Discovery, fmt: OutputFormat, output: Path | None
 ) -> int:
-    """Write a card per entry, render them, and return the exit code. Ctrl-C keeps finished cards."""
+    """Run the use case, render its report, and return the exit code."""
     from prsum.render.terminal import ProgressDisplay, print_report
 
     started = time.perf_counter()
     summarizer.load()
-    cards: list[Card] = []
-    failures: list[CardFailure] = []
-    interrupted = False
     stream_lines = fmt is OutputFormat.jsonl and output is None
     progress = ProgressDisplay(_console(stderr=True), len(discovery.entries))
-    try:
-        with progress.shown():
-            for result in summarizer.cards(discovery.entries, progress.update):
-                if isinstance(result, CardFailure):
-                    failures.append(result)
-                    continue
-                cards.append(result)
-                if stream_lines:
-                    _emit(render.cards_to_jsonl([result]), None)
-    except KeyboardInterrupt:
-        interrupted = True
-    report = RangeReport(
-        discovery, tuple(cards), tuple(failures), summarizer.settings.lang, interrupted
-    )
+    with progress.shown():
+        report = summarizer.run(
+            discovery,
+            progress.update,
+            on_card=(lambda card: _emit(render.cards_to_jsonl([card]), None))
+            if stream_lines
+            else None,
+        )
     if fmt is OutputFormat.terminal and output is None:
         with _writing_stdout():
             print_report(report, _console())
@@ -326,28 +332,36 @@ def _write_cards(
         else:
             text = render.report_to_markdown(report)
         _emit(text, output)
-    if summarizer.cache_unwritable:
+    _report_to_stderr(report, summarizer.settings, fmt, time.perf_counter() - started)
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_PARTIAL if report.failures else EXIT_OK
+
+
+def _report_to_stderr(
+    report: RangeReport, settings: Settings, fmt: OutputFormat, seconds: float
+) -> None:
+    if report.cache_unwritable:
         typer.echo(
-            f"prsum: warning: cannot write the card cache in {summarizer.settings.cache_dir}: cards were not cached",
+            f"prsum: warning: cannot write the card cache in {settings.cache_dir}: cards were not cached",
             err=True,
         )
-    cached = sum(1 for card in cards if card.timing.cached)
+    cached = sum(1 for card in report.cards if card.timing.cached)
     typer.echo(
-        f"prsum: {len(cards)} cards ({cached} from the cache), {len(failures)} failed, "
-        f"{time.perf_counter() - started:.1f} s",
+        f"prsum: {len(report.cards)} cards ({cached} from the cache), {len(report.failures)} failed, "
+        f"{seconds:.1f} s",
         err=True,
     )
-    if discovery.bot_commits and fmt is not OutputFormat.terminal:
+    bots = report.discovery.bot_commits
+    if bots and fmt is not OutputFormat.terminal:
         typer.echo(
-            f"prsum: skipped {len(discovery.bot_commits)} direct commits by bots (--include-bots to keep them)",
+            f"prsum: skipped {len(bots)} direct commits by bots (--include-bots to keep them)",
             err=True,
         )
-    for failure in failures:
+    for failure in report.failures:
         typer.echo(f"prsum: error: {failure.pr.label}: {failure.message}", err=True)
-    if interrupted:
-        typer.echo(f"prsum: interrupted: {len(cards)} finished cards were written", err=True)
-        return EXIT_INTERRUPTED
-    return EXIT_PARTIAL if failures else EXIT_OK
+    if report.interrupted:
+        typer.echo(f"prsum: interrupted: {len(report.cards)} finished cards were written", err=True)
 
 
 RangeArgument = Annotated[
@@ -436,6 +450,7 @@ def range_command(
     base_url: BaseUrlOption = None,
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
+    strategy: StrategyOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -468,6 +483,7 @@ def show_command(
     base_url: BaseUrlOption = None,
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
+    strategy: StrategyOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -558,6 +574,7 @@ def notes_command(
     base_url: BaseUrlOption = None,
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
+    strategy: StrategyOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""

@@ -23,6 +23,8 @@ from prsum.types import Language
 Source = Literal["flag", "env", "pyproject", "user", "default"]
 PromptStyleSetting = Literal["auto", "digest", "diff"]
 PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
+StrategySetting = Literal["auto", "fields", "whole"]
+STRATEGIES: tuple[StrategySetting, ...] = ("auto", "fields", "whole")
 BackendName = Literal["llama", "openai"]
 BACKENDS: tuple[BackendName, ...] = ("llama", "openai")
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
@@ -52,6 +54,7 @@ class Settings:
     base_url: str | None = None
     server_model: str | None = None  # the served model's name; None: the first the server lists
     jobs: int = 1  # cards written at once (server backend only)
+    strategy: StrategySetting = "auto"  # how cards are written: prsum.cards.strategy
     api_key: str | None = field(default=None, repr=False)  # PRSUM_API_KEY only: never in files
     sources: Mapping[str, Source] = field(default_factory=dict)
     # `[tool.prsum]` keys of the target repository that were not applied, with why: the CLI
@@ -63,7 +66,7 @@ class Settings:
 # weakens a protection. `model` and `pr_meta` only as files inside the repository.
 REPOSITORY_SETTINGS = frozenset(
     {"lang", "ctx", "threads", "prompt_style", "map_chunks", "include_bots", "gpu_layers"}
-    | {"cache", "model", "pr_meta"}
+    | {"cache", "model", "pr_meta", "strategy"}
 )
 REPOSITORY_PATH_SETTINGS = frozenset({"model", "pr_meta"})
 # Every key a config table may hold; the user's config file may set all of them.
@@ -83,6 +86,7 @@ def _to_choice(kind: str, choices: tuple[str, ...]) -> Callable[[Any], Any]:
 _to_language = _to_choice("language", LANGUAGES)
 _to_prompt_style = _to_choice("prompt style", PROMPT_STYLES)
 _to_backend = _to_choice("backend", BACKENDS)
+_to_strategy = _to_choice("strategy", STRATEGIES)
 
 
 def _to_positive_int(minimum: int) -> Callable[[Any], int]:
@@ -254,6 +258,7 @@ def resolve_settings(
         cache=pick("cache", _to_bool, True),
         redact=pick("redact", _to_bool, True),
         gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
+        strategy=pick("strategy", _to_strategy, "auto"),
         cache_dir=user_cache_dir(env),
         sources=sources,
         refused=tuple(refused),

@@ -43,7 +43,60 @@ _DOC_NAMES = {
     "CONTRIBUTING",
 }
 _CONFIG_EXT = {".toml", ".cfg", ".ini", ".yml", ".yaml", ".json", ".lock", ".in"}
-_CONFIG_NAMES = {"setup.py", "Makefile", "Dockerfile", ".gitignore", "requirements.txt", "tox.ini"}
+_CONFIG_NAMES = {
+    "setup.py",
+    "Makefile",
+    "Dockerfile",
+    "Containerfile",
+    ".gitignore",
+    "requirements.txt",
+    "tox.ini",
+    "go.mod",
+    "go.work",
+    "Gemfile",
+    "Pipfile",
+    "CMakeLists.txt",
+    "BUILD",
+    "BUILD.bazel",
+    "WORKSPACE",
+}
+# `Dockerfile.cuda`, `build.Dockerfile`, `app.dockerfile`: container recipes, not program source.
+_CONTAINER_RECIPE = re.compile(r"^(Dockerfile|Containerfile)\.|\.(dockerfile|containerfile)$", re.I)
+# Where a repository keeps programs around its product rather than the product itself: helper
+# scripts, examples, benchmarks. Their code counts as source, but not as the core a reader
+# must understand.
+_AUXILIARY_DIR = re.compile(
+    r"(^|/)(scripts?|tools?|examples?|samples?|benchmarks?|bench|hack|contrib|misc)/"
+)
+# Generated files by name: protobuf and other codegen outputs, snapshots, minified assets.
+_GENERATED = re.compile(
+    r"(^|/|_)generated[_./]|\.(pb|pb\.gw)\.go$|_pb2(_grpc)?\.pyi?$|\.min\.(js|css)$"
+    r"|(^|/)__snapshots__/|\.snap$|_string\.go$|(^|/)zz_generated"
+)
+# Manifests that pin dependency versions (locks are kind "lock").
+MANIFEST_NAMES = frozenset(
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "Cargo.toml",
+        "package.json",
+        "jsr.json",
+        "deno.json",
+        "go.mod",
+        "Gemfile",
+        "Pipfile",
+        "composer.json",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "environment.yml",
+        "environment.yaml",
+        "mix.exs",
+        "pubspec.yaml",
+        "Package.swift",
+    }
+)
 
 
 @lru_cache(maxsize=8192)
@@ -59,12 +112,42 @@ def file_kind(path: str) -> FileKind:
         return "ci"
     if _TEST.search(path):
         return "test"
+    if name in _CONFIG_NAMES or (name.startswith("requirements") and suffix in (".txt", ".in")):
+        return "config"
     if (
         _DOCS_DIR.search(path)
         or suffix in _DOCS_EXT
         or PurePosixPath(name).stem.upper() in _DOC_NAMES
     ):
         return "docs"
-    if name in _CONFIG_NAMES or name.startswith("requirements") or suffix in _CONFIG_EXT:
+    if (
+        name in _CONFIG_NAMES
+        or name.startswith("requirements")
+        or suffix in _CONFIG_EXT
+        or _CONTAINER_RECIPE.search(name)
+    ):
         return "config"
     return "source"
+
+
+@lru_cache(maxsize=8192)
+def is_auxiliary(path: str) -> bool:
+    """Source outside the product: helper scripts, examples, benchmarks."""
+    return bool(_AUXILIARY_DIR.search(path))
+
+
+@lru_cache(maxsize=8192)
+def is_generated(path: str) -> bool:
+    """A file whose name says a tool wrote it (codegen output, snapshots, minified assets)."""
+    return bool(_GENERATED.search(path))
+
+
+def is_manifest(path: str) -> bool:
+    """A package manifest: where a project declares its version and its dependencies'."""
+    name = PurePosixPath(path).name
+    return (
+        name in MANIFEST_NAMES
+        or (name.startswith("requirements") and name.endswith((".txt", ".in")))
+        or bool(_CONTAINER_RECIPE.search(name))
+        or name in ("Dockerfile", "Containerfile")
+    )

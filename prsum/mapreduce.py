@@ -13,7 +13,7 @@ from importlib.resources import files
 from prsum import prompts
 from prsum.budget import clip_to_budget
 from prsum.cache import JsonStore, content_key
-from prsum.llm import Backend, Completion
+from prsum.llm import Backend, Completion, Sampling
 from prsum.types import Language
 
 NOTE_TOKENS = 60
@@ -53,8 +53,11 @@ def chunk(
 class ChunkNoter:
     """Writes (or recalls) one note per chunk with one backend, in one language."""
 
-    def __init__(self, backend: Backend, lang: Language, store: JsonStore | None) -> None:
+    def __init__(
+        self, backend: Backend, lang: Language, store: JsonStore | None, sampling: Sampling
+    ) -> None:
         self.backend = backend
+        self.sampling = sampling
         self.lang = lang
         self.store = store
         self.frame = (
@@ -81,7 +84,9 @@ class ChunkNoter:
                 found.append(ChunkNote(paths, cached, None))
                 continue
             prompt = f"{self.frame}<diff>\n{text}\n</diff>\n{_NOTE_LABELS[self.lang]}"
-            completion = self.backend.complete(prompt, max_tokens=NOTE_TOKENS, stop=["\n"])
+            completion = self.backend.complete(
+                prompt, max_tokens=NOTE_TOKENS, stop=["\n"], sampling=self.sampling
+            )
             note = " ".join(completion.text.split())
             if self.store and note:
                 self.store.put(key, note)

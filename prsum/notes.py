@@ -10,27 +10,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prsum.prompts.phrases import PHRASES
 from prsum.types import Card, Discovery, Language, PullRequest
 
 SECTIONS = ("breaking", "features", "fixes", "performance", "docs", "internal")
-SECTION_TITLES: dict[Language, dict[str, str]] = {
-    "zh": {
-        "breaking": "破坏性变更",
-        "features": "新功能",
-        "fixes": "修复",
-        "performance": "性能",
-        "docs": "文档",
-        "internal": "内部改动",
-    },
-    "en": {
-        "breaking": "Breaking changes",
-        "features": "Features",
-        "fixes": "Fixes",
-        "performance": "Performance",
-        "docs": "Docs",
-        "internal": "Internal",
-    },
-}
 _SECTION_OF_CATEGORY = {
     "feature": "features",
     "fix": "fixes",
@@ -117,7 +100,7 @@ def contributors(prs: Sequence[PullRequest]) -> tuple[str, ...]:
 def notes_title(range_spec: str, lang: Language) -> str:
     start, dots, end = range_spec.partition("..")
     span = f"{start} → {end or 'HEAD'}" if dots else range_spec
-    return f"发布说明草稿：{span}" if lang == "zh" else f"Release notes draft: {span}"
+    return PHRASES[lang].notes_title.format(span=span)
 
 
 def build_notes(
@@ -154,7 +137,7 @@ def build_notes(
         title=notes_title(discovery.range_spec, lang),
         highlights=highlights,
         sections=tuple(
-            NoteSection(key, SECTION_TITLES[lang][key], tuple(entries))
+            NoteSection(key, PHRASES[lang].sections[key], tuple(entries))
             for key, entries in by_section.items()
             if entries
         ),
@@ -183,16 +166,10 @@ def highlight_cards(cards: Sequence[Card]) -> list[Card]:
 
 def fallback_highlights(cards: Sequence[Card], lang: Language) -> str:
     """Highlights built from the cards' headlines, for when the model's paragraph is unusable."""
+    words = PHRASES[lang]
     if not cards:
-        return (
-            "本次发布没有需要精读的改动。"
-            if lang == "zh"
-            else "Nothing in this release needs a close read."
-        )
-    if lang == "zh":
-        return (
-            "本次发布的重点："
-            + "；".join(f"{c.body.headline}（{c.pr.label}）" for c in cards)
-            + "。"
-        )
-    return "This release: " + "; ".join(f"{c.body.headline} ({c.pr.label})" for c in cards) + "."
+        return words.nothing_to_highlight
+    items = words.highlight_separator.join(
+        words.highlight_item.format(headline=c.body.headline, label=c.pr.label) for c in cards
+    )
+    return f"{words.highlights_intro}{items}{words.highlights_end}"

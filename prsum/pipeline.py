@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from prsum import __version__, prompts
 from prsum.cache import JsonStore, content_key
-from prsum.cards import CardWriter, PromptStyle
+from prsum.cards import CardWriter, PromptStyle, StrategyName, choose_strategy
 from prsum.config import Settings
 from prsum.digest import touched_definitions
 from prsum.discovery import list_prs, prepared
@@ -40,6 +40,7 @@ from prsum.types import (
     Provenance,
     PullRequest,
     RangeQuery,
+    RangeReport,
     Related,
     Timing,
 )
@@ -66,7 +67,7 @@ class _CardJob(NamedTuple):
 
 
 # Bump when the cached form of a card changes.
-CARD_CACHE_VERSION = "2"
+CARD_CACHE_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ class Summarizer:
         self._writer: CardWriter | None = None
         self._model: ResolvedModel | None = None
         self._model_id = backend.info.identity if backend is not None else ""
+        self._strategy: StrategyName | None = None
         # Definitions touched by the PRs already carded (newer ones: cards go newest first),
         # so an older PR's card can say where its code was touched again.
         self._touched_later: dict[str, str] = {}
@@ -197,16 +199,30 @@ class Summarizer:
         self._style = prompt_style_for(self.settings, self._model.path.stat().st_size)
 
     @property
+    def backend(self) -> Backend:
+        """The model's backend; the embedded one is made on first use (its vocabulary loads
+        then, its weights on the first card written)."""
+        self.load()
+        if self._backend is None:
+            assert self._model is not None
+            self._backend = open_llama_backend(self.settings, self._model, self._model_id)
+        return self._backend
+
+    @property
+    def strategy(self) -> StrategyName:
+        """How cards are written: chosen once, from the setting and what the backend can do."""
+        if self._strategy is None:
+            self._strategy = choose_strategy(self.settings.strategy, self.backend.capabilities)
+        return self._strategy
+
+    @property
     def writer(self) -> CardWriter:
         if self._writer is None:
-            self.load()
-            if self._backend is None:  # embedded: made now, weights loaded on first use
-                assert self._model is not None
-                self._backend = open_llama_backend(self.settings, self._model, self._model_id)
             self._writer = CardWriter(
-                self._backend,
+                self.backend,
                 self.settings.lang,
                 self._style,
+                strategy=self.strategy,
                 map_chunks=self.settings.map_chunks,
                 note_store=JsonStore(self.settings.cache_dir / "notes"),
             )
@@ -285,6 +301,7 @@ class Summarizer:
             self._model_id,
             settings.lang,
             self._style,
+            self.strategy,
             str(settings.ctx),  # with the model's hash, this fixes the context size
             str(settings.map_chunks),
             json.dumps(to_plain(pr), sort_keys=True, ensure_ascii=False),
@@ -313,6 +330,39 @@ class Summarizer:
             discovery, cards, highlights, self.settings.lang, [f.pr for f in failures]
         )
         return notes, failures
+
+    def run(
+        self,
+        discovery: Discovery,
+        progress: ProgressCallback | None = None,
+        on_card: Callable[[Card], None] | None = None,
+    ) -> RangeReport:
+        """The use case: a card for every entry of the discovery, in its order. A PR that
+        fails costs only its card; Ctrl-C ends the run with the cards finished so far
+        (`interrupted`). `on_card` sees each card as it is finished (to stream them)."""
+        self.load()
+        self.strategy  # noqa: B018  # one the backend cannot serve fails before any PR is read
+        cards: list[Card] = []
+        failures: list[CardFailure] = []
+        interrupted = False
+        try:
+            for result in self.cards(discovery.entries, progress):
+                if isinstance(result, CardFailure):
+                    failures.append(result)
+                    continue
+                cards.append(result)
+                if on_card is not None:
+                    on_card(result)
+        except KeyboardInterrupt:
+            interrupted = True
+        return RangeReport(
+            discovery,
+            tuple(cards),
+            tuple(failures),
+            self.settings.lang,
+            interrupted=interrupted,
+            cache_unwritable=self.cache_unwritable,
+        )
 
     def cards(
         self, prs: Sequence[PullRequest], progress: ProgressCallback | None = None

@@ -169,6 +169,20 @@ class Facts:
     lines_added: int
     lines_deleted: int
     source_lines_changed: int
+    # What a reader must understand (prsum.facts measures it; prsum.rubric weighs it):
+    logic_lines: int = 0  # product code lines changed: not comments, formatting, version edits
+    logic_files: int = 0  # source files with such lines
+    new_modules: tuple[str, ...] = ()  # source files added with real code
+    new_definitions: tuple[str, ...] = ()  # public definitions (or CLI options) added
+    tricky: tuple[str, ...] = ()  # concurrency, ownership or lifecycle cues in the changed code
+    branches: int = 0  # control-flow lines added
+    test_lines_added: int = 0
+    ci_lines: int = 0  # CI lines added, version bumps not counted
+    config_lines: int = 0  # build and tool configuration lines changed, version bumps not counted
+    test_lines: int = 0  # test code lines changed
+    new_module_lines: int = 0  # of logic_lines, those in source files the PR adds
+    mechanical: str = ""  # why no line needs reading: whitespace, typo, comments, rename, generated
+    breaking_scope: str = ""  # "api" (callers must change) or "environment" (where it runs)
 
 
 @dataclass(frozen=True)
@@ -219,7 +233,12 @@ class CardBody:
     lessons: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
     ungrounded_removed: int = 0
-    headline_by_model: bool = True  # False when prsum wrote it from facts
+    # The fields the model wrote (and our checks passed); the others are prsum's, from facts.
+    by_model: tuple[str, ...] = ()
+
+    @property
+    def headline_by_model(self) -> bool:
+        return "headline" in self.by_model
 
 
 @dataclass(frozen=True)
@@ -230,6 +249,7 @@ class ModelInfo:
     sha256: str | None  # of the file; None for a served model, whose file prsum cannot read
     backend: str
     server: str | None = None
+    strategy: str = "fields"  # how the card was written: prsum.cards.strategy
 
     @property
     def identity(self) -> str:
@@ -288,4 +308,10 @@ class RangeReport:
     cards: tuple[Card, ...]
     failures: tuple[CardFailure, ...]
     lang: Language
-    interrupted: bool = False
+    interrupted: bool = False  # Ctrl-C: the cards are those finished before it
+    cache_unwritable: bool = False  # some cards could not be cached; the run went on
+
+    @property
+    def skipped(self) -> tuple[OtherCommit, ...]:
+        """What got no card: bots' direct commits and branch syncs."""
+        return self.discovery.bot_commits + self.discovery.sync_merges

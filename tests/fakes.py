@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from prsum.llm import Completion
+from prsum.llm import GREEDY, Capabilities, ChatFormatSource, Completion, Message, Sampling
 from prsum.types import ModelInfo
 
 
@@ -18,6 +18,12 @@ class FakeBackend:
     context: int = 4096
     prompts: list[str] = field(default_factory=list)
     on_complete: Callable[[str], None] | None = None
+    chat_format: ChatFormatSource | None = None  # None: a base model without a chat format
+    chat_answers: list[str] = field(default_factory=list)  # what chat() answers, in turn
+    # What each completion was asked with, to test the fallbacks: (grammar, banned starts).
+    constraints: list[tuple[str | None, tuple[str, ...]]] = field(default_factory=list)
+    samplings: list[Sampling] = field(default_factory=list)
+    schemas: list[object] = field(default_factory=list)
 
     @property
     def context_size(self) -> int:
@@ -26,6 +32,10 @@ class FakeBackend:
     @property
     def info(self) -> ModelInfo:
         return ModelInfo(file="fake.gguf", sha256="0" * 64, backend="fake")
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(completion=True, chat=self.chat_format, json_schema=False)
 
     def count_tokens(self, text: str) -> int:
         return (len(text.encode("utf-8")) + 2) // 3
@@ -38,11 +48,14 @@ class FakeBackend:
         stop: Sequence[str],
         grammar: str | None = None,
         banned_starts: Sequence[str] = (),
+        sampling: Sampling = GREEDY,
     ) -> Completion:
         assert self.count_tokens(prompt) + max_tokens <= self.context, (
             "prompt overflows the context"
         )
         self.prompts.append(prompt)
+        self.constraints.append((grammar, tuple(banned_starts)))
+        self.samplings.append(sampling)
         if self.on_complete is not None:
             self.on_complete(prompt)
         label = prompt.rsplit("\n", 1)[-1]
@@ -57,3 +70,23 @@ class FakeBackend:
             0.0 if self.verdict_preference and option.startswith(self.verdict_preference) else -10.0
             for option in options
         ]
+
+    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_tokens(message["content"]) + 4 for message in messages)
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        sampling: Sampling = GREEDY,
+        json_schema: object = None,
+    ) -> Completion:
+        assert self.chat_format is not None, "chat() on a backend without a chat format"
+        prompt = messages[-1]["content"]
+        assert self.count_chat_tokens(messages) + max_tokens <= self.context, "chat overflows"
+        self.prompts.append(prompt)
+        self.samplings.append(sampling)
+        self.schemas.append(json_schema)
+        text = self.chat_answers.pop(0) if self.chat_answers else ""
+        return Completion(text, self.count_tokens(prompt), 0, self.count_tokens(text), 0.0)

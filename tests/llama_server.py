@@ -38,6 +38,8 @@ def start(model: Path, log: IO[str], ctx: int = 4096) -> tuple[subprocess.Popen[
             *(sys.executable, __file__, "--model", str(model), "--host", "127.0.0.1"),
             *("--port", str(port), "--n_ctx", str(ctx), "--flash_attn", "true"),
             *("--n_threads", threads, "--n_threads_batch", threads),
+            # The model family's chat format: the default model, a base model, has no template.
+            *("--chat_format", "gemma"),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -80,3 +80,312 @@ def test_new_options_todos_and_tests(repo: RepoBuilder) -> None:
     assert set(facts.new_options) >= {"--verbose", "APP_HOME", "retries"}
     assert facts.todos_added == ("src/cli.py: # TODO: colour",)
     assert facts.tests_touched and not facts.docs_only
+
+
+# --- title conventions ---------------------------------------------------------------------
+
+FIX_BODY = "def main():\n    return 9\n"  # an edit of existing code: nothing says its kind
+
+
+@pytest.mark.parametrize(
+    ("title", "category"),
+    [
+        ("[megatron] feat: sample with a new schedule (#11)", "feature"),  # [module] type:
+        ("[trainer, rollout] fix: pass the device along (#12)", "fix"),
+        ("fix(router): keep the prefix (#13)", "fix"),  # conventional, scoped
+        ("perf(cors)!: join the headers once (#14)", "perf"),
+        ("refactor[core]: split the loop (#15)", "refactor"),  # a bracketed scope
+        ("✨ Add a mode (#16)", "feature"),  # gitmoji
+        (":bug: Keep the exit code (#17)", "fix"),  # gitmoji shortcode
+        ("Prevent a crash on empty input (#18)", "fix"),  # plain leading verb
+        ("Streamline the main loop (#19)", "refactor"),
+        ("Optimize the parser (#20)", "perf"),
+    ],
+)
+def test_title_conventions(repo: RepoBuilder, title: str, category: str) -> None:
+    assert facts_of(repo, title, {"src/app.py": FIX_BODY}).category == category
+
+
+def test_conventional_scopes_name_deps_and_releases(repo: RepoBuilder) -> None:
+    repo.commit("Pin (#1)", {"Cargo.toml": '[package]\nversion = "1.0.0"\n\n[dependencies]\n'})
+    assert (
+        facts_of(
+            repo,
+            "build(deps): bump jiff from 0.2.17 to 0.2.18 (#2)",
+            {"Cargo.toml": '[package]\nversion = "1.0.0"\n\n[dependencies]\njiff = "0.2.18"\n'},
+        ).category
+        == "deps"
+    )
+    assert (
+        facts_of(
+            repo,
+            "chore(release): Prepare for 1.1.0 (#3)",
+            {"Cargo.toml": '[package]\nversion = "1.1.0"\n\n[dependencies]\njiff = "0.2.18"\n'},
+        ).category
+        == "release"
+    )
+
+
+def test_bang_and_breaking_tag_in_the_title(repo: RepoBuilder) -> None:
+    bang = facts_of(repo, "feat(api)!: rename the entry point (#1)", {"src/app.py": FIX_BODY})
+    assert bang.breaking.is_breaking and bang.breaking_scope == "api"
+    tagged = facts_of(repo, "[BREAKING][fsdp] feat: new batching (#2)", {"src/app.py": "x = 1\n"})
+    assert tagged.breaking.is_breaking and "[BREAKING]" in tagged.breaking.why
+
+
+def test_breaking_words_in_a_pr_template_are_not_a_marker(repo: RepoBuilder) -> None:
+    body = "\n\n- If this PR breaks any API, add `[BREAKING]` to the title.\n- BREAKING CHANGE notes go below."
+    facts = facts_of(repo, "[misc] fix: pass the flag (#3)" + body, {"src/app.py": FIX_BODY})
+    assert not facts.breaking.is_breaking
+
+
+def test_a_bare_version_title_is_a_release(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Manifest (#1)", {"package.json": '{\n  "name": "demo",\n  "version": "4.13.2"\n}\n'}
+    )
+    facts = facts_of(
+        repo, "4.13.3", {"package.json": '{\n  "name": "demo",\n  "version": "4.13.3"\n}\n'}
+    )
+    assert facts.category == "release"
+
+
+# --- categories from the diff --------------------------------------------------------------
+
+
+def test_new_public_definitions_make_a_feature(repo: RepoBuilder) -> None:
+    go = "package app\n\nfunc Run() int {\n\treturn 0\n}\n"
+    repo.commit("Go (#1)", {"app.go": go})
+    facts = facts_of(
+        repo,
+        "The default directive can be customized (#2)",
+        {"app.go": go + "\nfunc SetDirective(d int) {\n\tdirective = d\n}\n"},
+    )
+    assert facts.category == "feature" and facts.new_definitions == ("SetDirective",)
+
+
+def test_only_removed_code_is_a_refactor(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Two paths (#1)",
+        {"src/app.py": "def main():\n    if OLD:\n        return legacy()\n    return 0\n"},
+    )
+    facts = facts_of(
+        repo, "The old path is gone (#2)", {"src/app.py": "def main():\n    return 0\n"}
+    )
+    assert facts.category == "refactor"
+
+
+def test_tests_only_is_test_whatever_the_title(repo: RepoBuilder) -> None:
+    facts = facts_of(
+        repo,
+        "[utils] A bug in device selection is now covered (#1)",
+        {"tests/test_groups.py": "def test_device():\n    assert pick() == 'cpu'\n"},
+    )
+    assert facts.category == "test"
+
+
+def test_ci_files_are_ci_even_under_a_fix_title(repo: RepoBuilder) -> None:
+    workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    facts = facts_of(repo, "fix[build]: Fix syntax (#1)", {".github/workflows/ci.yml": workflow})
+    assert facts.category == "ci"
+
+
+def test_chore_touching_only_pipelines_is_ci(repo: RepoBuilder) -> None:
+    repo.commit("Labeler (#1)", {".github/workflows/size.yml": "on: pull_request\n"})
+    assert (
+        facts_of(
+            repo, "chore: Rm the size labeler (#2)", {".github/workflows/size.yml": None}
+        ).category
+        == "ci"
+    )
+
+
+def test_version_edits_in_manifests_are_deps(repo: RepoBuilder) -> None:
+    repo.commit("Pins (#1)", {"requirements.txt": "requests==2.31.0\nrich==13.7.0\n"})
+    facts = facts_of(
+        repo, "Refresh pins (#2)", {"requirements.txt": "requests==2.32.3\nrich==13.7.1\n"}
+    )
+    assert facts.category == "deps"
+
+
+def test_environment_only_upgrade_under_a_fix_title_is_deps(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Image (#1)", {"docker/Dockerfile.gpu": "FROM base\nRUN pip install torch==2.9.0\n"}
+    )
+    facts = facts_of(
+        repo,
+        "[env] fix: upgrade torch versions in the image (#2)",
+        {"docker/Dockerfile.gpu": "FROM base\nRUN pip install torch==2.9.1 --no-deps\nRUN make\n"},
+    )
+    assert facts.category == "deps"
+
+
+def test_own_version_and_changelog_are_a_release(repo: RepoBuilder) -> None:
+    repo.commit("Meta (#1)", {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0.0"\n'})
+    facts = facts_of(
+        repo,
+        "Cut it (#2)",
+        {
+            "pyproject.toml": '[project]\nname = "demo"\nversion = "1.1.0"\n',
+            "CHANGES.md": "## 1.1.0\n\n- Things.\n",
+        },
+    )
+    assert facts.category == "release"
+
+
+def test_a_feat_that_only_adds_docs_is_docs(repo: RepoBuilder) -> None:
+    facts = facts_of(
+        repo, "feat: Add security policy (#1)", {"SECURITY.md": "# Security\n\nMail us.\n"}
+    )
+    assert facts.category == "docs"
+
+
+def test_comment_and_docstring_only_changes_are_docs_and_mechanical(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Doc (#1)",
+        {
+            "src/app.py": 'def main(config):\n    """Run.\n\n    Args:\n        cfg: the config.\n    """\n    return 0\n'
+        },
+    )
+    facts = facts_of(
+        repo,
+        "[misc] fix: Correct the docstring arg (#2)",
+        {
+            "src/app.py": 'def main(config):\n    """Run.\n\n    Args:\n        config: the config.\n    """\n    return 0\n'
+        },
+    )
+    assert (facts.category, facts.mechanical, facts.logic_lines) == ("docs", "comments", 0)
+    ts = facts_of(
+        repo,
+        "docs(context): an example in the JSDoc (#3)",
+        {
+            "src/context.ts": "/**\n * Set a header.\n *   c.header('Vary', 'x', { append: true })\n */\nexport const header = 1\n"
+        },
+    )
+    assert ts.category in ("docs", "feature")  # a new file: its exported const is new API
+
+
+def test_whitespace_only_is_a_chore_and_mechanical(repo: RepoBuilder) -> None:
+    repo.commit("Code (#1)", {"src/app.py": "def main():\n    x = 1  \n    \n    return x\n"})
+    facts = facts_of(
+        repo,
+        "[misc] fix: resolve pre-commit errors (#2)",
+        {"src/app.py": "def main():\n    x = 1\n\n    return x\n"},
+    )
+    assert (facts.category, facts.mechanical) == ("chore", "whitespace")
+
+
+def test_a_typo_fixed_in_a_code_string_is_a_fix_and_mechanical(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Help (#1)", {"command.go": 'package c\n\nfunc usage() {\n\tfmt.Print("help topcis")\n}\n'}
+    )
+    facts = facts_of(
+        repo,
+        "Update command.go (#2)",
+        {"command.go": 'package c\n\nfunc usage() {\n\tfmt.Print("help topics")\n}\n'},
+    )
+    assert (facts.category, facts.mechanical) == ("fix", "typo")
+
+
+def test_changelog_section_says_feature_or_fix(repo: RepoBuilder) -> None:
+    log = "# Upcoming\n\n## Features\n\n## Bugfixes\n\n"
+    repo.commit("Log (#1)", {"CHANGELOG.md": log, "src/walk.rs": "fn walk() {\n}\n"})
+    feature = facts_of(
+        repo,
+        "`--ignore-contain`: skip marked directories (#2)",
+        {
+            "CHANGELOG.md": "# Upcoming\n\n## Features\n- Add `--ignore-contain`.\n\n## Bugfixes\n\n",
+            "src/walk.rs": "fn walk() {\n    if marked() {\n        return;\n    }\n}\n",
+        },
+    )
+    assert feature.category == "feature"
+    fix = facts_of(
+        repo,
+        "Paths with spaces (#3)",
+        {
+            "CHANGELOG.md": "# Upcoming\n\n## Features\n- Add `--ignore-contain`.\n\n## Bugfixes\n- Spaces.\n",
+            "src/walk.rs": "fn walk() {\n    if marked() {\n        return quote();\n    }\n}\n",
+        },
+    )
+    assert fix.category == "fix"
+
+
+def test_changed_code_with_new_tests_is_a_fix(repo: RepoBuilder) -> None:
+    facts = facts_of(
+        repo,
+        "Settles the bar on its final position (#1)",
+        {"src/app.py": FIX_BODY, "tests/test_app.py": "def test_main():\n    assert main() == 9\n"},
+    )
+    assert facts.category == "fix"
+
+
+# --- breaking signals beyond markers ---------------------------------------------------------
+
+
+def test_removed_public_definitions_by_language_visibility(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Code (#1)",
+        {
+            "api.go": "package api\n\nfunc Public() {}\n\nfunc helper() {}\n",
+            "src/util.ts": "export function kept() {}\nexport function gone() {}\nconst local = () => 1\n",
+        },
+    )
+    private = facts_of(repo, "Tidy (#2)", {"api.go": "package api\n\nfunc Public() {}\n"})
+    assert not private.breaking.is_breaking  # lower-case Go names are package-private
+    local = facts_of(
+        repo, "Tidy (#3)", {"src/util.ts": "export function kept() {}\nexport function gone() {}\n"}
+    )
+    assert not local.breaking.is_breaking  # not exported
+    exported = facts_of(repo, "Tidy (#4)", {"src/util.ts": "export function kept() {}\n"})
+    assert exported.breaking.is_breaking and "gone" in exported.breaking.why
+    assert exported.breaking_scope == "api"
+
+
+@pytest.mark.parametrize(
+    ("path", "before", "after", "what"),
+    [
+        ("Cargo.toml", 'rust-version = "1.77.2"\n', 'rust-version = "1.90.0"\n', "Rust"),
+        (
+            "pyproject.toml",
+            '[project]\nrequires-python = ">=3.9"\n',
+            '[project]\nrequires-python = ">=3.11"\n',
+            "Python",
+        ),
+        ("go.mod", "module x\n\ngo 1.21\n", "module x\n\ngo 1.23\n", "Go"),
+    ],
+)
+def test_raised_minimum_versions_are_breaking(
+    repo: RepoBuilder, path: str, before: str, after: str, what: str
+) -> None:
+    repo.commit("Manifest (#1)", {path: before})
+    facts = facts_of(repo, "Toolchain (#2)", {path: after})
+    assert facts.breaking.is_breaking and what in facts.breaking.why
+    assert facts.breaking_scope == "environment"
+
+
+def test_a_dropped_build_target_is_breaking(repo: RepoBuilder) -> None:
+    matrix = "jobs:\n  build:\n    matrix:\n      target:\n        - x86_64-unknown-linux-gnu\n"
+    repo.commit(
+        "CI (#1)", {".github/workflows/release.yml": matrix + "        - i686-pc-windows-msvc\n"}
+    )
+    facts = facts_of(repo, "Trim the matrix (#2)", {".github/workflows/release.yml": matrix})
+    assert facts.breaking.is_breaking and "i686-pc-windows-msvc" in facts.breaking.why
+    paths = facts_of(
+        repo, "Image (#3)", {"docker/Dockerfile": "RUN ln -s /usr/lib/x86_64-linux-gnu/lib.so\n"}
+    )
+    assert not paths.breaking.is_breaking  # a path, not a target
+
+
+# --- what a reader must understand -----------------------------------------------------------
+
+
+def test_logic_lines_leave_out_comments_versions_and_scripts(repo: RepoBuilder) -> None:
+    facts = facts_of(
+        repo,
+        "Work (#1)",
+        {
+            "src/app.py": "def main():\n    # a comment\n    return run(lock=True)\n",
+            "scripts/tool.py": "def tool():\n    return 1\n" * 5,
+        },
+    )
+    assert facts.logic_lines == 2  # -1 +1 code lines in src/app.py; the script is not the product
+    assert facts.tricky == ("concurrency",)

@@ -96,6 +96,28 @@ def test_branch_sync_merge_is_not_a_pr(repo: RepoBuilder) -> None:
     assert [c.sha for c in discovery.sync_merges] == [sha]
 
 
+def test_merge_naming_no_pr_but_no_sync_gets_a_card_like_a_direct_commit(
+    repo: RepoBuilder,
+) -> None:
+    repo.branch("sponsors")
+    repo.commit("Sponsors section", {"README.md": "# demo\n\n## Sponsors\n"})
+    repo.checkout("main")
+    sha = repo.merge("sponsors", "Adding sponsorship to README.md")
+    history = History(repo.path)
+    discovery = history.discover("v0..main")
+    assert discovery.sync_merges == ()
+    (entry,) = discovery.entries
+    assert (entry.sha, entry.kind, entry.number, entry.title) == (
+        sha,
+        "direct",
+        None,
+        "Adding sponsorship to README.md",
+    )
+    # Diffed against the first parent, like any merge: only what the branch brought.
+    assert [f.path for f in entry.files] == ["README.md"]
+    assert "+## Sponsors" in history.diff(entry)[0].patch
+
+
 def test_consecutive_commits_of_one_rebase_merged_pr_form_one_pr(repo: RepoBuilder) -> None:
     first = repo.commit(
         "Parse input (#21)", {"src/parse.py": "def parse(text):\n    return text\n"}
@@ -184,6 +206,19 @@ def test_unknown_revision_and_empty_range(repo: RepoBuilder) -> None:
             "Merge remote-tracking branch 'upstream/stable' into main",
             ("sync", None, "Merge remote-tracking branch 'upstream/stable' into main"),
         ),
+        (
+            2,
+            "Merge pull request #1891 from someone/c-static-link\n\nconfig: link the C runtime",
+            ("merge", 1891, "config: link the C runtime"),  # not a `config:` trailer
+        ),
+        (
+            2,
+            "Merge pull request #7 from a/b\n\nSigned-off-by: A <a@x>\n\nfix: keep flags",
+            ("merge", 7, "fix: keep flags"),
+        ),
+        (2, "Merge tag 'v1.2' into main", ("sync", None, "Merge tag 'v1.2' into main")),
+        (2, "Sync upstream into main", ("sync", None, "Sync upstream into main")),
+        (2, "Adding sponsorship to README.md", ("direct", None, "Adding sponsorship to README.md")),
         (1, "Fix typo (#12)", ("squash", 12, "Fix typo")),
         (1, "Fix typo", ("direct", None, "Fix typo")),
     ],

@@ -9,17 +9,16 @@ import pytest
 from typer.testing import CliRunner
 
 from prsum.cli import app
-from prsum.config import resolve_settings
 from prsum.notes import contributors
 from prsum.pipeline import Summarizer
 from prsum.render.notes import load_template, notes_to_dict, notes_with_template
 from prsum.types import PullRequest, RangeQuery
 from tests.conftest import RepoBuilder, clone_fixture
-from tests.fakes import FakeBackend
+from tests.pipeline import summarizer_for
 
 
 def notes_for(repo: Path, spec: str | None) -> tuple[dict, Summarizer]:
-    summarizer = Summarizer(resolve_settings({"repo": str(repo)}, env={}), backend=FakeBackend())
+    summarizer = summarizer_for(repo)
     discovery = summarizer.discover(RangeQuery(summarizer.notes_range(spec)))
     notes, failures = summarizer.release_notes(discovery)
     assert failures == ()
@@ -134,9 +133,7 @@ def test_template_renders_keep_a_changelog(repo: RepoBuilder, tmp_path: Path) ->
     repo.tag("v1")
     template = tmp_path / "changelog.j2"
     template.write_text(KEEP_A_CHANGELOG, encoding="utf-8")
-    summarizer = Summarizer(
-        resolve_settings({"repo": str(repo.path), "lang": "en"}, env={}), backend=FakeBackend()
-    )
+    summarizer = summarizer_for(repo.path, lang="en")
     notes, _ = summarizer.release_notes(summarizer.discover(RangeQuery("v0..v1")))
     text = notes_with_template(notes, load_template(template))
     assert text.startswith("## [v1]\n")

@@ -18,10 +18,10 @@ from prsum.cli import app
 from prsum.config import resolve_settings
 from prsum.errors import ConfigError, ServerError
 from prsum.llm.openai import OpenAIBackend, server_root
-from prsum.pipeline import Summarizer
 from prsum.types import Card, RangeQuery
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
+from tests.pipeline import summarizer_for
 
 BOS = 1
 
@@ -253,6 +253,7 @@ def test_cards_through_a_server_in_the_cli(repo: RepoBuilder, fake_server: FakeS
         [
             *("range", "v0..main", "--repo", str(repo.path), "-f", "json", "--jobs", "2"),
             *("--backend", "openai", "--base-url", fake_server.url, "--prompt-style", "digest"),
+            *("--strategy", "fields"),  # this fake server has no chat endpoint
         ],
     )
     assert result.exit_code == 0, result.output
@@ -262,6 +263,7 @@ def test_cards_through_a_server_in_the_cli(repo: RepoBuilder, fake_server: FakeS
         "sha256": None,
         "backend": "openai",
         "server": server_root(fake_server.url),
+        "strategy": "fields",
     }
 
 
@@ -281,16 +283,14 @@ class Concurrency:
 
 
 def summarize(repo: RepoBuilder, jobs: int, on_complete: Callable[[str], None]) -> list[Card]:
-    settings = resolve_settings(
-        {
-            "repo": str(repo.path),
-            "backend": "openai",
-            "base_url": "http://127.0.0.1:1",
-            "jobs": jobs,
-        },
+    summarizer = summarizer_for(
+        repo.path,
+        FakeBackend(on_complete=on_complete),
         env={"PRSUM_CACHE_DIR": str(repo.path.parent / f"cache-{jobs}")},
+        backend="openai",
+        base_url="http://127.0.0.1:1",
+        jobs=jobs,
     )
-    summarizer = Summarizer(settings, FakeBackend(on_complete=on_complete))
     prs = summarizer.discover(RangeQuery("v0..main")).entries
     cards = [result for result in summarizer.cards(prs) if isinstance(result, Card)]
     assert [card.pr.sha for card in cards] == [pr.sha for pr in prs]  # the order given

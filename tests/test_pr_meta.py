@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from prsum.config import resolve_settings
 from prsum.errors import ConfigError
-from prsum.pipeline import Summarizer
 from prsum.prmeta import load_pr_meta
 from prsum.types import RangeQuery
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
+from tests.pipeline import summarizer_for
 from tests.test_cli import run_prsum
 
 GH_JSON = [
@@ -57,9 +56,8 @@ def test_body_labels_and_reviews_reach_the_prompt_and_the_card(
     repo.commit(
         "Add a parser (#7)", {"src/parser.py": "def parse(text):\n    return text.split()\n"}
     )
-    settings = resolve_settings({"repo": str(repo.path), "pr_meta": str(meta_file)}, env={})
     backend = FakeBackend(answers={"概括": ["新增解析器"], "摘要": ["新增 `parse`。"]})
-    summarizer = Summarizer(settings, backend=backend)
+    summarizer = summarizer_for(repo.path, backend, pr_meta=str(meta_file))
     (pr,) = summarizer.discover(RangeQuery("v0..main")).entries
     card = summarizer.card_for(pr)
     prompt = backend.prompts[0]
@@ -76,7 +74,7 @@ def test_body_labels_and_reviews_reach_the_prompt_and_the_card(
 def test_without_meta_the_prompt_has_no_description(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#7)", {"src/parser.py": "def parse(text):\n    return text\n"})
     backend = FakeBackend()
-    summarizer = Summarizer(resolve_settings({"repo": str(repo.path)}, env={}), backend=backend)
+    summarizer = summarizer_for(repo.path, backend)
     card = summarizer.card_for(summarizer.discover(RangeQuery("v0..main")).entries[0])
     assert "说明：" not in backend.prompts[0]
     assert card.provenance.sources == ("git",)

@@ -7,13 +7,11 @@ import json
 import jsonschema
 import pytest
 
-from prsum.config import resolve_settings
-from prsum.pipeline import Summarizer
 from prsum.redact import MASK, redact_text
 from prsum.render import card_to_dict, card_to_markdown
-from prsum.types import RangeQuery
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
+from tests.pipeline import cards_for
 from tests.test_render import SCHEMA
 
 SECRETS = {
@@ -30,19 +28,13 @@ PLANTED = {
 }
 
 
-def cards_for(repo: RepoBuilder, backend: FakeBackend, **flags: object) -> list:
-    settings = resolve_settings({"repo": str(repo.path), **flags}, env={})
-    summarizer = Summarizer(settings, backend=backend)
-    return [summarizer.card_for(pr) for pr in summarizer.discover(RangeQuery("v0..main")).entries]
-
-
 @pytest.mark.parametrize("style", ["digest", "diff"])
 def test_planted_secrets_reach_no_prompt_and_no_output(repo: RepoBuilder, style: str) -> None:
     repo.commit(f"Add deployment settings (#5)\n\ntoken={SECRETS['github']}", PLANTED)
     backend = FakeBackend(
         answers={"概括": [f"新增 {SECRETS['aws']} 配置"], "摘要": ["新增部署配置。"]}
     )
-    (card,) = cards_for(repo, backend, prompt_style=style)
+    (card,) = cards_for(repo.path, model=backend, prompt_style=style)
     outputs = [
         *backend.prompts,
         json.dumps(card_to_dict(card), ensure_ascii=False),
@@ -57,7 +49,7 @@ def test_planted_secrets_reach_no_prompt_and_no_output(repo: RepoBuilder, style:
 def test_no_redact_keeps_them(repo: RepoBuilder) -> None:
     repo.commit("Add settings (#5)", PLANTED)
     backend = FakeBackend()
-    cards_for(repo, backend, redact=False, prompt_style="diff")
+    cards_for(repo.path, model=backend, redact=False, prompt_style="diff")
     assert SECRETS["aws"] in backend.prompts[0]
 
 
@@ -99,7 +91,7 @@ def test_injected_instructions_change_nothing(repo: RepoBuilder) -> None:
         },
         verdict_preference="精读",
     )
-    (card,) = cards_for(repo, obedient)
+    (card,) = cards_for(repo.path, model=obedient)
     document = card_to_dict(card)
     jsonschema.validate(document, SCHEMA)
     text = json.dumps(document["card"], ensure_ascii=False)

@@ -13,6 +13,7 @@ from tests import llama_server as llama_server_script
 from tests.conftest import RepoBuilder
 from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
 from tests.test_render import SCHEMA
+from tests.test_strategies import assert_whole_cards_hold
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,8 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
         "--jobs",
         "2",
         "--no-cache",
+        "--strategy",
+        "fields",
     )["cards"]
     embedded = run_range(history.path, default_model, "--no-cache")["cards"]
 
@@ -67,3 +70,17 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
         assert [focus["path"] for focus in card["card"]["focus"]] == [
             focus["path"] for focus in twin["card"]["focus"]
         ]
+
+
+@pytest.mark.model
+def test_whole_cards_through_the_servers_chat_endpoint(
+    history: RepoBuilder,  # noqa: F811
+    llama_server: str,
+) -> None:
+    document = run_range(
+        history.path,
+        None,
+        *("--backend", "openai", "--base-url", llama_server, "--strategy", "whole"),
+        "--no-cache",
+    )
+    assert_whole_cards_hold(document["cards"], history)

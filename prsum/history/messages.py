@@ -3,8 +3,11 @@
 Recognised, in the order they are tried for a commit with several parents:
 GitHub (`Merge pull request #N from owner/branch`, title on the body's first line),
 GitLab (`See merge request group/project!N`), Bitbucket (`Merged in branch (pull request #N)`),
-a subject ending in `(#N)` (GitHub's merge-commit and squash titles); merges that name no PR
-are branch syncs. A single-parent commit is a squash PR when its subject ends in `(#N)` or a
+a subject ending in `(#N)` (GitHub's merge-commit and squash titles). A merge that names no PR
+is a branch sync when its subject says so (git's own `Merge branch 'x'`, `Merge remote-tracking
+branch …`, `Merge tag …`, `Merge X into Y`, or a `Sync`/`Back-merge` subject); any other merge
+(an edited message such as "Add sponsors to README") is a change in its own right, carded like a
+direct commit. A single-parent commit is a squash PR when its subject ends in `(#N)` or a
 Gerrit `Reviewed-on: …/N` trailer names its change, else a direct commit (a bot's, when its
 author ends in `[bot]`).
 """
@@ -27,6 +30,11 @@ _PERSON = re.compile(r"^(.+?)\s*<([^>]*)>$")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
 _CHERRY_PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)", re.IGNORECASE)
 _REVERT_SUBJECT = re.compile(r'^Revert "(.+)"')
+# What a branch sync's subject looks like: git's generated merge messages and their usual edits.
+_SYNC_SUBJECT = re.compile(
+    r"^(Merge\b|Merged\b|(Sync|Synchronize|Back-?merge|Backport|Forward-?port)\b.*\b(into|from|with)\b)",
+    re.IGNORECASE,
+)
 # Body lines that are boilerplate, not a PR title.
 _NOT_A_TITLE = re.compile(
     r"^(See merge request|Approved-by|Closes|Fixes|Resolves|\* )", re.IGNORECASE
@@ -53,11 +61,23 @@ class Classified:
     title: str
 
 
+def _is_trailer(line: str) -> bool:
+    """A `Key: value` trailer line; `fix: …` and `docs(x): …` are conventional-commit titles, not
+    trailers: a trailer's key is a known one or hyphenated (`Signed-off-by`, `Change-Id`)."""
+    match = _TRAILER.match(line)
+    return match is not None and (match.group(1).lower() in TRAILER_KEYS or "-" in match.group(1))
+
+
 def _first_body_line(lines: list[str]) -> str | None:
     for line in lines[1:]:
-        if line and not _NOT_A_TITLE.match(line) and not _TRAILER.match(line):
+        if line and not _NOT_A_TITLE.match(line) and not _is_trailer(line):
             return line
     return None
+
+
+def is_sync_subject(subject: str) -> bool:
+    """Whether a merge's subject says it brings a branch in (rather than describing a change)."""
+    return bool(_SYNC_SUBJECT.match(subject.strip()))
 
 
 def is_bot(author: str, email: str) -> bool:
@@ -85,8 +105,11 @@ def classify(parent_count: int, message: str, author: str, email: str) -> Classi
             return Classified("merge", int(gitlab.group(2)), _first_body_line(lines) or subject)
         if suffix:
             return Classified("merge", int(suffix.group(1)), subject[: suffix.start()].strip())
-        # A merge that names no PR brings another branch's line in: a branch sync.
-        return Classified("sync", None, subject)
+        # A merge that names no PR and says it merges a branch is a branch sync; one whose
+        # subject describes a change is that change, carded like a direct commit.
+        if is_sync_subject(subject):
+            return Classified("sync", None, subject)
+        return Classified("bot" if is_bot(author, email) else "direct", None, subject)
     if suffix:
         return Classified("squash", int(suffix.group(1)), subject[: suffix.start()].strip())
     gerrit = _GERRIT_REVIEWED_ON.search(message)

@@ -1,12 +1,24 @@
-"""The model interface prsum needs: count tokens, complete a prompt, score a few options."""
+"""The model interface prsum needs, and what each backend can do, asked up front.
+
+Every backend counts tokens. A completion backend continues a prompt and scores a few
+options (the field-by-field protocol for small base models, prsum.cards.fields); a chat
+backend answers messages through a chat format, optionally held to a JSON schema (one request
+per card, prsum.cards.whole). How to sample is the caller's choice (`Sampling`), not the
+backend's.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from prsum.types import ModelInfo
+
+# Where a backend's chat format comes from: the model's own template (GGUF metadata), the
+# server's (a served model), or a format prsum knows for the model's family (a base model
+# without a template); None: no chat.
+ChatFormatSource = Literal["model", "server", "family"]
 
 
 @dataclass(frozen=True)
@@ -18,6 +30,29 @@ class Completion:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How to pick tokens: greedy by default, so that a card is the same on every run."""
+
+    temperature: float = 0.0
+    repeat_penalty: float = 1.0
+
+
+GREEDY = Sampling()
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend offers, known before any card is written."""
+
+    completion: bool  # complete() and score()
+    chat: ChatFormatSource | None  # chat(), and where its format comes from
+    json_schema: bool  # chat() can hold its answer to a JSON schema natively (fast)
+
+
+Message = Mapping[str, str]  # {"role": "user", "content": "..."}
+
+
 class Backend(Protocol):
     """A loaded (or lazily loadable) model. Implementations load weights on first use."""
 
@@ -26,6 +61,9 @@ class Backend(Protocol):
 
     @property
     def info(self) -> ModelInfo: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -37,8 +75,9 @@ class Backend(Protocol):
         stop: Sequence[str],
         grammar: str | None = None,
         banned_starts: Sequence[str] = (),
+        sampling: Sampling = GREEDY,
     ) -> Completion:
-        """Greedy continuation of `prompt`, cut at the first stop string.
+        """Continuation of `prompt`, cut at the first stop string.
 
         `banned_starts`: texts whose first token the continuation may not use, to steer a
         small model away from an answer already rejected.
@@ -47,4 +86,20 @@ class Backend(Protocol):
 
     def score(self, prompt: str, options: Sequence[str]) -> list[float]:
         """Log-probability of each option as the continuation of `prompt`."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        sampling: Sampling = GREEDY,
+        json_schema: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        """The model's answer to `messages` in its chat format; held to `json_schema` where
+        the backend can (capabilities.json_schema), else free text for the caller to check."""
+        ...
+
+    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of `messages` as chat() sends them, template included."""
         ...

@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 
 from prsum.errors import GenerationError, ModelError
-from prsum.llm import Completion
+from prsum.llm import GREEDY, Capabilities, ChatFormatSource, Completion, Message, Sampling
 from prsum.types import ModelInfo
 
+# Chat formats prsum knows for model families whose base models ship no template (by
+# general.architecture prefix): llama-cpp-python's own names, as `--chat_format` takes them.
+_FAMILY_CHAT_FORMATS = {"gemma": "gemma"}
+
 SEED = 42
-# Small models loop ("X, X, X, ..."); a mild penalty on recent tokens breaks the loop.
-REPEAT_PENALTY = 1.3
 _log = logging.getLogger("prsum.llama")
 
 
@@ -223,6 +225,68 @@ class LlamaBackend:
             shared += 1
         return shared
 
+    @functools.cached_property
+    def _chat_format(self) -> tuple[ChatFormatSource, Any] | None:
+        """The model's chat formatter: its own template from the GGUF metadata, else the
+        format of its family, else None (no chat)."""
+        from llama_cpp import llama_chat_format
+
+        metadata = self._tokenizer.metadata
+        template = metadata.get("tokenizer.chat_template")
+        if template:
+            vocab = self._tokenizer
+
+            def token_text(key: str) -> str:
+                index = int(metadata.get(key, -1))
+                return (
+                    vocab.detokenize([index]).decode("utf-8", errors="replace")
+                    if index >= 0
+                    else ""
+                )
+
+            formatter = llama_chat_format.Jinja2ChatFormatter(
+                template,
+                eos_token=token_text("tokenizer.ggml.eos_token_id"),
+                bos_token=token_text("tokenizer.ggml.bos_token_id"),
+            )
+            return "model", formatter
+        architecture = str(metadata.get("general.architecture", ""))
+        for family, name in _FAMILY_CHAT_FORMATS.items():
+            if architecture.startswith(family):
+                return "family", getattr(llama_chat_format, f"format_{name}")
+        return None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        chat = self._chat_format
+        # JSON schemas become grammars here, several times slower than checking free text.
+        return Capabilities(completion=True, chat=chat[0] if chat else None, json_schema=False)
+
+    def _chat_prompt(self, messages: Sequence[Message]) -> tuple[str, list[str]]:
+        chat = self._chat_format
+        if chat is None:
+            raise GenerationError(f"{self._path.name} has no chat template: use --strategy fields")
+        rendered = chat[1](messages=[dict(message) for message in messages])
+        stop = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
+        bos = self._tokenizer.detokenize([self._tokenizer.token_bos()]).decode("utf-8", "replace")
+        # tokenize() adds the BOS itself.
+        prompt = rendered.prompt.removeprefix(bos) if bos else rendered.prompt
+        return prompt, [text for text in stop if text]
+
+    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
+        return self.count_tokens(self._chat_prompt(messages)[0])
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        sampling: Sampling = GREEDY,
+        json_schema: Any = None,
+    ) -> Completion:
+        prompt, stop = self._chat_prompt(messages)
+        return self.complete(prompt, max_tokens=max_tokens, stop=stop, sampling=sampling)
+
     def complete(
         self,
         prompt: str,
@@ -231,6 +295,7 @@ class LlamaBackend:
         stop: Sequence[str],
         grammar: str | None = None,
         banned_starts: Sequence[str] = (),
+        sampling: Sampling = GREEDY,
     ) -> Completion:
         from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -247,9 +312,9 @@ class LlamaBackend:
             result = self._llama.create_completion(
                 prompt=tokens,
                 max_tokens=min(max_tokens, room),
-                temperature=0.0,
-                top_k=1,
-                repeat_penalty=REPEAT_PENALTY,
+                temperature=sampling.temperature,
+                top_k=1 if sampling.temperature == 0 else 40,
+                repeat_penalty=sampling.repeat_penalty,
                 seed=SEED,
                 stop=list(stop),
                 logit_bias=banned or None,

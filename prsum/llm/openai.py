@@ -1,9 +1,10 @@
 """The server backend: any OpenAI-compatible completions server on the user's own network.
 
 llama.cpp's `llama-server`, `python -m llama_cpp.server`, vLLM and SGLang all serve the legacy
-`/v1/completions` endpoint, which is all prsum needs: it writes a card field by field from
-completion prompts, exactly as with the embedded model. Only the standard library talks HTTP
-here, and never through a proxy: the address the user gave is the only one contacted.
+`/v1/completions` endpoint (the field-by-field protocol, as with the embedded model) and
+`/v1/chat/completions` (a whole card in one request, held to a JSON schema where the server
+takes `response_format`). Only the standard library talks HTTP here, and never through a
+proxy: the address the user gave is the only one contacted.
 """
 
 from __future__ import annotations
@@ -18,16 +19,17 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from prsum.errors import GenerationError, ServerError
-from prsum.llm import Completion
+from prsum.llm import GREEDY, Capabilities, Completion, Message, Sampling
 from prsum.types import ModelInfo
 
 SEED = 42
-REPEAT_PENALTY = 1.3  # as the embedded backend: small models loop without it
+# Tokens a chat template adds around each message, for estimating a chat prompt's size.
+CHAT_TOKENS_PER_MESSAGE = 8
 # Alternatives asked for per scoring step; servers cap it (OpenAI's own API at 5).
 TOP_LOGPROBS = 10
 # Tokens an option is scored over; verdict labels are one or two tokens long.
@@ -94,6 +96,16 @@ def _top_alternatives(choice: Json) -> dict[str, float]:
     return {}
 
 
+def _sampled(sampling: Sampling) -> Json:
+    # llama.cpp's servers call it repeat_penalty, vLLM and SGLang repetition_penalty; each
+    # ignores the other's name.
+    return {
+        "temperature": sampling.temperature,
+        "repeat_penalty": sampling.repeat_penalty,
+        "repetition_penalty": sampling.repeat_penalty,
+    }
+
+
 class OpenAIBackend:
     """A model behind an OpenAI-compatible server; thread-safe, so cards can be written in parallel."""
 
@@ -118,6 +130,7 @@ class OpenAIBackend:
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
         self._lock = threading.Lock()
         self._grammar_accepted = True
+        self._schema_accepted = True
         self._logprobs_accepted = True
         self._tokenize_route: tuple[str, Callable[[str], Json]] | None = None
         self._tokenize_probed = False
@@ -181,6 +194,11 @@ class OpenAIBackend:
     @property
     def info(self) -> ModelInfo:
         return ModelInfo(file=self.model_name, sha256=None, backend="openai", server=self.root)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        # The server's own chat template; a schema until the server refuses one.
+        return Capabilities(completion=True, chat="server", json_schema=self._schema_accepted)
 
     def _tokenize_routes(self) -> list[tuple[str, Callable[[str], Json]]]:
         """The tokenize endpoints servers offer, each with its request body."""
@@ -253,26 +271,67 @@ class OpenAIBackend:
         stop: Sequence[str],
         grammar: str | None = None,
         banned_starts: Sequence[str] = (),
+        sampling: Sampling = GREEDY,
     ) -> Completion:
-        body = self._completion_body(prompt, max_tokens)
-        # llama.cpp's servers call it repeat_penalty, vLLM and SGLang repetition_penalty;
-        # each ignores the other's name.
-        body |= {
-            "stop": list(stop),
-            "repeat_penalty": REPEAT_PENALTY,
-            "repetition_penalty": REPEAT_PENALTY,
-        }
+        body = self._completion_body(prompt, max_tokens) | _sampled(sampling)
+        body["stop"] = list(stop)
         bias = self._banned_token_bias(banned_starts)
         if bias:
             body["logit_bias"] = bias
         started = time.perf_counter()
         answer = self._completion(body, grammar)
+        return self._completion_of(answer, "text", started)
+
+    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
+        return sum(
+            self.count_tokens(message["content"]) + CHAT_TOKENS_PER_MESSAGE for message in messages
+        )
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        sampling: Sampling = GREEDY,
+        json_schema: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        body: Json = {
+            "model": self.model_name,
+            "messages": [dict(message) for message in messages],
+            "max_tokens": max_tokens,
+            "seed": SEED,
+        } | _sampled(sampling)
+        started = time.perf_counter()
+        try:
+            answer = None
+            if json_schema is not None and self._schema_accepted:
+                schema = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "card", "schema": json_schema},
+                }
+                try:
+                    answer = self._post("/v1/chat/completions", body | {"response_format": schema})
+                except _Refused:
+                    self._schema_accepted = False
+                    _log.warning("%s refused a JSON schema: answers are checked instead", self.root)
+            if answer is None:
+                answer = self._post("/v1/chat/completions", body)
+            answer = self._checked(answer)
+        except ServerError as exc:
+            raise GenerationError(str(exc)) from None
+        return self._completion_of(answer, "message", started)
+
+    def _completion_of(self, answer: Json, kind: str, started: float) -> Completion:
+        choice = answer["choices"][0]
+        text = (
+            choice.get("text") if kind == "text" else (choice.get("message") or {}).get("content")
+        )
         usage = answer.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         # llama-server says how much of the prompt it evaluated (the rest was in its KV cache).
         evaluated = (answer.get("timings") or {}).get("prompt_n")
         return Completion(
-            text=str(answer["choices"][0].get("text") or ""),
+            text=str(text or ""),
             prompt_tokens=prompt_tokens,
             prompt_tokens_evaluated=int(evaluated) if evaluated is not None else prompt_tokens,
             completion_tokens=int(usage.get("completion_tokens") or 0),
@@ -298,7 +357,7 @@ class OpenAIBackend:
     def _checked(self, answer: Json) -> Json:
         choices = answer.get("choices")
         if not choices or not isinstance(choices[0], dict):
-            raise ServerError(f"{self.root}/v1/completions answered without choices")
+            raise ServerError(f"{self.root} answered without choices")
         return answer
 
     def _alternatives(self, prompt: str) -> dict[str, float]:

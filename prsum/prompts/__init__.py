@@ -27,7 +27,7 @@ from prsum.types import (
 )
 
 # Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,19 @@ _LEADING_VERB = re.compile(
 )
 
 
-def frame(lang: Language) -> str:
-    """The instructions and worked examples that open every prompt in `lang`."""
-    text = files("prsum.prompts").joinpath(f"{lang}.txt").read_text(encoding="utf-8")
+def frame(lang: Language, strategy: str = "fields") -> str:
+    """What opens every prompt in `lang`: worked examples for the field-by-field protocol,
+    instructions and the JSON layout for whole cards."""
+    name = f"{lang}.txt" if strategy == "fields" else f"{strategy}-{lang}.txt"
+    text = files("prsum.prompts").joinpath(name).read_text(encoding="utf-8")
     return text.rstrip() + "\n\n"
+
+
+def allowed_verdicts_line(verdicts: Sequence[Verdict], lang: Language) -> str:
+    """The verdicts the rubric leaves open for a PR, for the whole-card prompt."""
+    if lang == "zh":
+        return "可选结论：" + "、".join(verdicts)
+    return "Allowed verdicts: " + ", ".join(verdicts)
 
 
 def label(lang: Language, name: str) -> str:

@@ -6,21 +6,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from prsum.prompts.phrases import PHRASES
 from prsum.render.inert import json_dumps, md_code, md_inline, md_prose
-from prsum.types import Card, Discovery, Language, OtherCommit, PullRequest, RangeReport
+from prsum.types import Card, Discovery, OtherCommit, PullRequest, RangeReport
 
 CARD_SCHEMA = "prsum.card/1"
 RANGE_SCHEMA = "prsum.range/1"
 LIST_SCHEMA = "prsum.list/1"
-
-VERDICT_PHRASES: dict[Language, dict[str, str]] = {
-    "zh": {"deep": "值得精读", "skim": "值得快速浏览", "skip": "不必精读代码细节"},
-    "en": {
-        "deep": "Worth reading closely",
-        "skim": "Worth a quick read",
-        "skip": "No need to read the code",
-    },
-}
 
 
 def pr_to_dict(pr: PullRequest) -> dict[str, Any]:
@@ -75,6 +67,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "follow_ups": list(body.follow_ups),
             "ungrounded_removed": body.ungrounded_removed,
             "headline_by_model": body.headline_by_model,
+            "by_model": list(body.by_model),
         },
         "coverage": {
             "view": coverage.view,
@@ -92,6 +85,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "sha256": card.model.sha256,
             "backend": card.model.backend,
             "server": card.model.server,
+            "strategy": card.model.strategy,
         },
         "provenance": {
             "sources": list(card.provenance.sources),
@@ -189,34 +183,32 @@ def sub_line(card: Card) -> str:
 
 def verdict_opening(card: Card) -> str:
     """`值得精读（约 20 分钟）` / `Worth reading closely (about 20 minutes)`."""
-    phrase = VERDICT_PHRASES[card.lang][card.body.verdict]
+    words = PHRASES[card.lang]
+    phrase = words.verdicts[card.body.verdict]
     if card.body.verdict == "skip":
         return phrase
-    if card.lang == "zh":
-        return f"{phrase}（约 {card.body.minutes} 分钟）"
-    return f"{phrase} (about {card.body.minutes} minutes)"
+    return words.minutes.format(phrase=phrase, minutes=card.body.minutes)
 
 
 def coverage_line(card: Card) -> str:
     """What the model saw, in one line: files whole, clipped, left out (top reasons), tokens."""
-    coverage = card.coverage
+    coverage, words = card.coverage, PHRASES[card.lang]
     reasons = Counter(_reason_group(item.reason) for item in coverage.files_left_out)
-    top = reasons.most_common(3)
-    if card.lang == "zh":
-        view = {"digest": "摘要视图", "diff": "差异视图"}[coverage.view]
-        why = "，".join(f"{reason} {count}" for reason, count in top)
-        left = f"略去 {len(coverage.files_left_out)}" + (f"（{why}）" if why else "")
-        return (
-            f"模型所见：{coverage.files_total} 个文件，完整 {len(coverage.files_whole)}，"
-            f"截断 {len(coverage.files_clipped)}，{left}；提示 {coverage.prompt_tokens:,} / "
-            f"{coverage.context_size:,} tokens（{view}）"
-        )
-    why = ", ".join(f"{count} {reason}" for reason, count in top)
-    left = f"{len(coverage.files_left_out)} left out" + (f" ({why})" if why else "")
-    return (
-        f"Model saw: {coverage.files_total} files, {len(coverage.files_whole)} whole, "
-        f"{len(coverage.files_clipped)} clipped, {left}; prompt {coverage.prompt_tokens:,} / "
-        f"{coverage.context_size:,} tokens ({coverage.view} view)"
+    why = words.clause_separator.join(
+        words.left_out_reason.format(reason=reason, count=count)
+        for reason, count in reasons.most_common(3)
+    )
+    left = words.left_out.format(count=len(coverage.files_left_out))
+    if why:
+        left += words.left_out_reasons.format(reasons=why)
+    return words.coverage.format(
+        total=coverage.files_total,
+        whole=len(coverage.files_whole),
+        clipped=len(coverage.files_clipped),
+        left=left,
+        prompt=f"{coverage.prompt_tokens:,}",
+        context=f"{coverage.context_size:,}",
+        view=words.views[coverage.view],
     )
 
 
@@ -230,22 +222,22 @@ def card_to_markdown(card: Card) -> str:
 
     Text from the history is escaped and the model's prose made inert (prsum.render.inert):
     neither can add HTML, links or escape sequences to the page."""
-    colon = "：" if card.lang == "zh" else ": "
+    words = PHRASES[card.lang]
+    colon = words.colon
     lines = [
         f"### {md_prose(card.body.headline, single_line=True)}",
         f"<sub>{md_inline(sub_line(card))}</sub>",
         "",
         f"{verdict_opening(card)}{colon}{md_prose(card.body.summary)}",
     ]
-    words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
     extras = [
-        f"- {words[0]}{colon}{md_code(f.path)}"
+        f"- {words.read_first}{colon}{md_code(f.path)}"
         + (f" · {md_code(f.symbol)}" if f.symbol else "")
         + f" — {md_prose(f.why)}"
         for f in card.body.focus
     ]
-    extras += [f"- {words[1]}{colon}{md_prose(text)}" for text in card.body.lessons]
-    extras += [f"- {words[2]}{colon}{md_prose(text)}" for text in card.body.follow_ups]
+    extras += [f"- {words.lesson}{colon}{md_prose(text)}" for text in card.body.lessons]
+    extras += [f"- {words.follow_up}{colon}{md_prose(text)}" for text in card.body.follow_ups]
     if extras:
         lines += ["", *extras]
     lines += ["", f"<sub>{md_inline(coverage_line(card))}</sub>"]
@@ -254,32 +246,21 @@ def card_to_markdown(card: Card) -> str:
 
 def report_to_markdown(report: RangeReport) -> str:
     """All cards, newest first, then what was not carded: failures, bot commits, branch syncs."""
-    zh = report.lang == "zh"
+    words = PHRASES[report.lang]
     discovery = report.discovery
     parts = [f"## prsum · {discovery.range_spec}\n"]
     parts += [card_to_markdown(card) for card in report.cards]
-    notes = []
-    if report.interrupted:
-        notes.append(
-            "运行被中断，以上只是已完成的卡片。"
-            if zh
-            else "The run was interrupted; these are the cards finished so far."
-        )
-    for failure in report.failures:
-        message = md_inline(failure.message)
-        notes.append(f"{failure.pr.label}：{message}" if zh else f"{failure.pr.label}: {message}")
+    notes = [words.interrupted] if report.interrupted else []
+    notes += [
+        words.failure.format(label=failure.pr.label, message=md_inline(failure.message))
+        for failure in report.failures
+    ]
     if discovery.bot_commits:
-        count = len(discovery.bot_commits)
-        notes.append(
-            f"跳过 {count} 个机器人直接提交。" if zh else f"Skipped {count} direct commits by bots."
-        )
-    for sync in discovery.sync_merges:
-        subject = md_inline(sync.subject)
-        notes.append(
-            f"分支同步 {sync.sha[:7]}：{subject}"
-            if zh
-            else f"Branch sync {sync.sha[:7]}: {subject}"
-        )
+        notes.append(words.bots_skipped.format(count=len(discovery.bot_commits)))
+    notes += [
+        words.branch_sync.format(sha=sync.sha[:7], subject=md_inline(sync.subject))
+        for sync in discovery.sync_merges
+    ]
     if notes:
         parts.append("---\n" + "\n".join(f"- {note}" for note in notes) + "\n")
     return "\n".join(parts)

@@ -9,6 +9,7 @@ from typing import Any
 
 from prsum.errors import UsageError
 from prsum.notes import NoteEntry, NoteSection, OtherEntry, ReleaseNotes
+from prsum.prompts.phrases import PHRASES
 from prsum.render.inert import json_dumps, md_inline, md_prose, printable
 
 
@@ -23,45 +24,41 @@ def notes_to_json(notes: ReleaseNotes) -> str:
 
 def notes_to_markdown(notes: ReleaseNotes) -> str:
     """The notes as Markdown: history text escaped, the model's prose made inert."""
-    zh = notes.lang == "zh"
-    separator = "、" if zh else ", "
+    words = PHRASES[notes.lang]
     lines = [f"# {md_inline(notes.title)}", "", md_prose(notes.highlights), ""]
     for section in notes.sections:
         lines += [f"## {section.title}", ""]
         for entry in section.entries:
-            who = md_inline(separator.join(entry.authors))
-            number = f"#{entry.number}" if entry.number is not None else entry.sha[:7]
-            headline = md_prose(entry.headline, single_line=True)
             lines.append(
-                f"- {headline}（{number}，{who}）" if zh else f"- {headline} ({number}, {who})"
+                words.note_entry.format(
+                    headline=md_prose(entry.headline, single_line=True),
+                    number=f"#{entry.number}" if entry.number is not None else entry.sha[:7],
+                    who=md_inline(words.list_separator.join(entry.authors)),
+                )
             )
         lines.append("")
     if notes.contributors:
         lines += [
-            "## 贡献者" if zh else "## Contributors",
+            f"## {words.contributors}",
             "",
-            md_inline(separator.join(notes.contributors)),
+            md_inline(words.list_separator.join(notes.contributors)),
             "",
         ]
     if notes.direct_commits or notes.bot_commits_skipped:
-        lines += ["## 直接提交" if zh else "## Direct commits", ""]
-        for commit in notes.direct_commits:
-            subject, author = md_inline(commit.subject), md_inline(commit.author)
-            lines.append(
-                f"- {commit.sha[:7]} {subject}（{author}）"
-                if zh
-                else f"- {commit.sha[:7]} {subject} ({author})"
+        lines += [f"## {words.direct_commits}", ""]
+        lines += [
+            words.direct_entry.format(
+                sha=commit.sha[:7],
+                subject=md_inline(commit.subject),
+                author=md_inline(commit.author),
             )
+            for commit in notes.direct_commits
+        ]
         if notes.bot_commits_skipped:
-            count = notes.bot_commits_skipped
-            lines.append(
-                f"- 另有 {count} 个机器人提交未列出"
-                if zh
-                else f"- and {count} commits by bots, not listed"
-            )
+            lines.append(words.bots_not_listed.format(count=notes.bot_commits_skipped))
         lines.append("")
     if notes.sync_merges:
-        lines += ["## 分支同步" if zh else "## Branch syncs", ""]
+        lines += [f"## {words.branch_syncs}", ""]
         lines += [f"- {c.sha[:7]} {md_inline(c.subject)}" for c in notes.sync_merges]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prsum.llm.models import LocalModel
+from prsum.prompts.phrases import PHRASES
 from prsum.render import coverage_line, sub_line, verdict_opening
 from prsum.render.inert import one_line, printable
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
@@ -44,16 +45,16 @@ def _inline_code(text: str) -> Text:
 
 def card_panel(card: Card) -> Panel:
     body = card.body
-    colon = "：" if card.lang == "zh" else ": "
+    words = PHRASES[card.lang]
+    colon = words.colon
     paragraph = Text(verdict_opening(card) + colon, style=_VERDICT_STYLES[body.verdict])
     paragraph.append_text(_inline_code(body.summary))
     parts: list[Text] = [Text(one_line(sub_line(card)), style="dim"), paragraph]
-    words = {"zh": ("先读", "收获", "后续"), "en": ("Read first", "Lesson", "Follow-up")}[card.lang]
     for focus in body.focus:
         place = f"`{focus.path}`" + (f" `{focus.symbol}`" if focus.symbol else "")
-        parts.append(_inline_code(f"• {words[0]}{colon}{place} — {focus.why}"))
-    parts += [_inline_code(f"• {words[1]}{colon}{text}") for text in body.lessons]
-    parts += [_inline_code(f"• {words[2]}{colon}{text}") for text in body.follow_ups]
+        parts.append(_inline_code(f"• {words.read_first}{colon}{place} — {focus.why}"))
+    parts += [_inline_code(f"• {words.lesson}{colon}{text}") for text in body.lessons]
+    parts += [_inline_code(f"• {words.follow_up}{colon}{text}") for text in body.follow_ups]
     parts.append(Text(one_line(coverage_line(card)), style="dim"))
     return Panel(
         Group(*parts),
@@ -66,18 +67,15 @@ def card_panel(card: Card) -> Panel:
 def print_report(report: RangeReport, console: Console) -> None:
     for card in report.cards:
         console.print(card_panel(card))
-    zh = report.lang == "zh"
+    words = PHRASES[report.lang]
     for failure in report.failures:
         console.print(f"[red]{_shown(failure.pr.label)}[/red]: {_shown(failure.message)}")
     if report.discovery.bot_commits:
         count = len(report.discovery.bot_commits)
-        console.print(
-            f"[dim]{'跳过' if zh else 'Skipped'} {count} {'个机器人直接提交' if zh else 'direct commits by bots'}[/dim]"
-        )
+        console.print(f"[dim]{escape(words.bots_skipped.format(count=count))}[/dim]")
     for sync in report.discovery.sync_merges:
-        console.print(
-            f"[dim]{'分支同步' if zh else 'Branch sync'} {sync.sha[:7]}: {_shown(sync.subject)}[/dim]"
-        )
+        line = words.branch_sync.format(sha=sync.sha[:7], subject=one_line(sync.subject))
+        console.print(f"[dim]{escape(line)}[/dim]")
 
 
 def print_discovery(

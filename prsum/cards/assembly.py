@@ -1,0 +1,193 @@
+"""Assembly: what our code writes of a card from measured facts, and the card itself.
+
+Whatever a strategy got from the model, the card is made here: focus places from the files
+the model saw, the verdict's reason and pointers from facts, follow-ups, every cited name
+held to the PR (grounding), provenance, coverage and timing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from prsum import prompts
+from prsum.budget import SALIENCE, salience_order
+from prsum.cards.packing import Packed, PromptStyle, Usage
+from prsum.digest import relevance, title_words
+from prsum.filekinds import file_kind
+from prsum.grounding import Evidence, ground_text
+from prsum.llm import Backend
+from prsum.prompts.phrases import PHRASES
+from prsum.rubric import reading_minutes
+from prsum.types import (
+    Card,
+    CardBody,
+    Commit,
+    Coverage,
+    Facts,
+    FileDiff,
+    Focus,
+    Language,
+    Provenance,
+    PullRequest,
+    Timing,
+    Verdict,
+)
+
+FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
+# A card with no focus (a skip) still names the files of a PR this small.
+_NAMED_FILES = 3
+
+
+@dataclass(frozen=True)
+class CardInput:
+    """Everything a strategy writes one card from."""
+
+    pr: PullRequest
+    facts: Facts
+    diffs: tuple[FileDiff, ...]
+    commits: tuple[Commit, ...]
+    extra: list[str]  # context lines for the prompt: own commits, PR metadata, related PRs
+    evidence: Evidence
+    packed: Packed
+    usage: Usage
+    lang: Language
+
+    @functools.cached_property
+    def places(self) -> list[Focus]:
+        """Where facts say to read first (source and test files the model saw)."""
+        return focus_places(self.pr, self.packed, self.lang)
+
+
+def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]:
+    """Where to read first, best first: source and test files the model saw.
+
+    Source before tests; within each, files whose changes are about what the title says
+    first, then larger changes first.
+    """
+    seen = set(packed.coverage_whole) | set(packed.coverage_clipped)
+    words = title_words(pr.title)
+    changes = sorted(
+        (
+            change
+            for change in salience_order(pr.files)
+            if change.path in seen and file_kind(change.path) in ("source", "test")
+        ),
+        key=lambda change: (
+            SALIENCE[file_kind(change.path)],
+            -relevance(words, change.path, packed.digests[change.path].names),
+        ),
+    )
+    places = []
+    for change in changes:
+        digest = packed.digests[change.path]
+        symbol = max(digest.names, key=lambda name: relevance(words, "", (name,)), default=None)
+        places.append(Focus(change.path, prompts.focus_reason(digest, change, lang), symbol))
+    return places
+
+
+def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], said: str = "") -> str:
+    """Why the verdict (facts), what the change does (the model's sentence, if any), where to
+    start (facts)."""
+    lang, pr, words = card.lang, card.pr, PHRASES[card.lang]
+    files = [change.path for change in salience_order(pr.files)]
+    sentences = [prompts.verdict_sentence(verdict, card.facts, lang)]
+    if said:
+        end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
+        sentences.append(said + end)
+    if pr.reverts:
+        sentences.append(words.undoes.format(label=pr.reverts))
+    unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
+    if unsaid:
+        sentences.append(prompts.pointer_sentence(unsaid, lang))
+    elif not focus and 0 < len(files) <= _NAMED_FILES:
+        sentences.append(prompts.files_sentence(files, lang))
+    return words.sentence_joiner.join(sentences)
+
+
+def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "") -> CardBody:
+    """A card body of facts, around what the model wrote (a headline, a sentence)."""
+    focus = tuple(card.places[: FOCUS_PLACES[verdict]])
+    return CardBody(
+        headline=headline,
+        verdict=verdict,
+        minutes=reading_minutes(verdict, card.facts),
+        summary=facts_summary(card, verdict, focus, said),
+        focus=focus,
+        lessons=(),
+        follow_ups=tuple(prompts.follow_ups(card.pr, card.facts, card.lang)),
+    )
+
+
+def grounded(body: CardBody, evidence: Evidence) -> CardBody:
+    """The body with every name the PR does not contain repaired or removed, and counted."""
+    removed = 0
+
+    def ground(text: str) -> str:
+        nonlocal removed
+        fixed, count = ground_text(text, evidence)
+        removed += count
+        return fixed
+
+    return replace(
+        body,
+        headline=ground(body.headline),
+        summary=ground(body.summary),
+        focus=tuple(Focus(item.path, ground(item.why), item.symbol) for item in body.focus),
+        lessons=tuple(text for text in map(ground, body.lessons) if text),
+        follow_ups=tuple(text for text in map(ground, body.follow_ups) if text),
+        ungrounded_removed=removed,
+    )
+
+
+def provenance(pr: PullRequest, commits: Sequence[Commit], extra: list[str]) -> Provenance:
+    meta = pr.meta
+    if meta is None:
+        return Provenance(("git",), len(commits))
+    body_line = next(
+        (line for line in extra if meta.body and line.endswith(prompts.excerpt(meta.body))), ""
+    )
+    return Provenance(
+        sources=("git", f"gh-json:{meta.source}"),
+        commits_read=len(commits),
+        labels=meta.labels,
+        reviewers=meta.reviewers,
+        pr_body=prompts.excerpt(meta.body) if body_line else "",
+    )
+
+
+def assemble(
+    card: CardInput,
+    body: CardBody,
+    backend: Backend,
+    style: PromptStyle,
+    strategy: str,
+    prompt_tokens: int,
+) -> Card:
+    """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
+    packed, usage = card.packed, card.usage
+    return Card(
+        pr=card.pr,
+        facts=card.facts,
+        body=grounded(body, card.evidence),
+        coverage=Coverage(
+            files_total=len(card.pr.files),
+            files_whole=packed.coverage_whole,
+            files_clipped=packed.coverage_clipped,
+            files_left_out=packed.left_out,
+            prompt_tokens=prompt_tokens,
+            context_size=backend.context_size,
+            view=style,
+        ),
+        model=replace(backend.info, strategy=strategy),
+        timing=Timing(
+            prompt_tokens=usage.prompt_tokens,
+            prompt_tokens_evaluated=usage.evaluated,
+            completion_tokens=usage.completion,
+            seconds=round(usage.seconds, 3),
+            prompt_tokens_sent=usage.sent,
+        ),
+        lang=card.lang,
+        provenance=provenance(card.pr, card.commits, card.extra),
+    )

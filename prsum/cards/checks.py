@@ -1,0 +1,129 @@
+"""What a model's answer must pass before it goes into a card, whichever strategy asked for it.
+
+An answer is refused when it is not an answer, loops or repeats, copies the prompt's examples
+or the PR's title, restates the facts line, names something the PR does not contain, states a
+number the PR does not, or is in the wrong language.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from prsum import prompts
+from prsum.grounding import Evidence, cited_names
+from prsum.types import Language, PullRequest
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
+NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
+
+
+def in_language(text: str, lang: Language) -> bool:
+    """Whether the prose of `text` (code spans aside) is written in `lang`."""
+    prose = re.sub(r"`[^`]*`", "", text)
+    cjk = len(_CJK.findall(prose))
+    latin = len(_LATIN_WORD.findall(prose))
+    if lang == "zh":
+        return cjk >= 2 and cjk >= 2 * latin
+    return latin >= 2 and cjk == 0
+
+
+def clean_field(text: str) -> str:
+    """One line of model text, with quotes, stray headings and repeated clauses removed."""
+    text = re.sub(r"\s+", " ", text.split("###", 1)[0]).strip().strip("\"'“”")
+    kept: list[str] = []
+    seen: set[str] = set()
+    for clause in _CLAUSE_END.split(text):
+        core = clause.strip().rstrip("，。；！？,;!?. ")
+        if core and core not in seen:
+            seen.add(core)
+            kept.append(clause.strip())
+    joiner = "" if _CJK.search(text) else " "
+    return joiner.join(kept)
+
+
+def loops(text: str) -> bool:
+    """A small model's loop: one code name said three times or more."""
+    names = re.findall(r"`([^`]+)`", text)
+    return any(names.count(name) >= 3 for name in set(names))
+
+
+def undecorated(text: str) -> str:
+    """Text without emoji, punctuation, PR numbers and case: for comparing wordings."""
+    return re.sub(r"[^\w\u3400-\u9fff]+", " ", re.sub(r"\(#\d+\)", "", text)).strip().lower()
+
+
+def similar(text: str, other: str) -> bool:
+    """Near-duplicates: a lesson that restates the summary tells the reader nothing new."""
+    return difflib.SequenceMatcher(None, text, other).ratio() > 0.6
+
+
+def copied(text: str, pr_text: str, frame: str, lang: Language) -> bool:
+    """Whether `text` lifts a run from the prompt's frame (its examples) that the PR lacks."""
+    window = 8 if lang == "zh" else 24
+    pieces = (text[start : start + window] for start in range(max(0, len(text) - window) + 1))
+    return any(len(piece) == window and piece in frame and piece not in pr_text for piece in pieces)
+
+
+@dataclass
+class AnswerChecker:
+    """Checks the model's answers for one card; remembers what the card already says."""
+
+    lang: Language
+    frame: str  # the prompt's fixed part: answers may not copy its examples
+    pr_text: str  # the prompt's PR part
+    title: str
+    stated_numbers: set[str]  # from the title and message: any number stated must be one
+    evidence: Evidence
+    written: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_card(
+        cls, lang: Language, frame: str, prompt: str, pr: PullRequest, evidence: Evidence
+    ) -> AnswerChecker:
+        return cls(
+            lang=lang,
+            frame=frame,
+            pr_text=prompt[len(frame) :] if prompt.startswith(frame) else prompt,
+            title=pr.title,
+            stated_numbers=set(NUMBER.findall(f"{pr.title}\n{pr.message}")),
+            evidence=evidence,
+        )
+
+    def is_none(self, text: str) -> bool:
+        return text.rstrip("。.").lower() in (prompts.LABELS[self.lang].none, "none")
+
+    def flaw(self, text: str, name: str, allow_none: bool = False) -> str | None:
+        """What is wrong with an answer for field `name`, or None when it can go in the card."""
+        labels = prompts.LABELS[self.lang]
+        label_words = {value for value in vars(labels).values() if isinstance(value, str)}
+        if allow_none and self.is_none(text):
+            return None
+        if len(text) < 4 or text.startswith(_BAD_STARTS) or text.rstrip(":：") in label_words:
+            return "not an answer"
+        if loops(text) or any(similar(text, earlier) for earlier in self.written):
+            return "repeats itself"
+        if copied(text, self.pr_text, self.frame, self.lang):
+            return "copied from the examples"
+        if name == "headline" and similar(undecorated(text), undecorated(self.title)):
+            return "copies the title"
+        if any(phrase in text for phrase in prompts.facts_phrases(self.lang)):
+            return "restates the facts line"
+        if any(not self.evidence.knows(cited) for cited in cited_names(text)):
+            return "names something the PR does not contain"
+        if not set(NUMBER.findall(text)) <= self.stated_numbers:
+            return "states a number the PR's title and message do not"
+        if not in_language(text, self.lang):
+            return "wrong language"
+        return None
+
+    def accept(self, text: str, name: str, allow_none: bool = False) -> bool:
+        """Whether `text` passes; an accepted text is remembered, so later ones may not repeat it."""
+        if self.flaw(text, name, allow_none) is not None:
+            return False
+        self.written.append(text)
+        return True

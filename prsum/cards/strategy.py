@@ -1,0 +1,66 @@
+"""How a card is written: the strategies behind one protocol, and the one place that chooses.
+
+- `fields`: for small base models (the default model untuned): one field per completion
+  after worked examples, banned first tokens and a grammar as fallbacks, the verdict chosen by
+  scoring the rubric's options; our code writes the rest from facts.
+- `whole`: for models that follow instructions (a model with its own chat template, a served
+  model): one chat request per card for the whole card as JSON, every field checked, a field
+  that fails replaced by the facts-built one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from prsum.cards.assembly import CardInput
+from prsum.config import StrategySetting
+from prsum.errors import ConfigError
+from prsum.llm import Capabilities, Sampling
+from prsum.types import CardBody, Facts
+
+StrategyName = Literal["fields", "whole"]
+
+
+class CardStrategy(Protocol):
+    """Writes the evaluative body of one card from a packed prompt."""
+
+    @property
+    def name(self) -> StrategyName: ...
+
+    @property
+    def frame(self) -> str:
+        """The prompt's fixed part, before the PR: worked examples or instructions."""
+        ...
+
+    @property
+    def reserve(self) -> int:
+        """Tokens kept free after the prompt for the model's answers."""
+        ...
+
+    @property
+    def sampling(self) -> Sampling: ...
+
+    def context_lines(self, facts: Facts) -> list[str]:
+        """Lines of the strategy's own for the PR part of the prompt."""
+        ...
+
+    def write(self, card: CardInput) -> tuple[CardBody, int]:
+        """The card's body before grounding, and the prompt tokens of the last request."""
+        ...
+
+
+def choose_strategy(setting: StrategySetting, capabilities: Capabilities) -> StrategyName:
+    """`auto`: whole cards from a model that brings its own chat template (GGUF metadata) or
+    is served; fields from a base model. An explicit choice the backend cannot serve is a
+    usage error."""
+    if setting == "fields":
+        if not capabilities.completion:
+            raise ConfigError("--strategy fields needs a backend that completes prompts")
+        return "fields"
+    if setting == "whole":
+        if capabilities.chat is None:
+            raise ConfigError(
+                "--strategy whole needs a model with a chat format; this one has none (use fields)"
+            )
+        return "whole"
+    return "whole" if capabilities.chat in ("model", "server") else "fields"

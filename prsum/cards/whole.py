@@ -1,0 +1,215 @@
+"""The `whole` strategy: the model writes the whole card in one chat request, as JSON.
+
+Our code parses the answer and checks every field as it checks a field-by-field answer
+(language, copying, grounding, numbers the PR does not state) plus the field's own shape
+(length, sentences, allowed verdict, minutes that fit it, focus paths among the PR's files).
+A field that fails is replaced by the one prsum builds from facts; the card says which fields
+are the model's (`by_model`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from prsum import prompts
+from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
+from prsum.cards.checks import NUMBER, AnswerChecker, clean_field
+from prsum.llm import Backend, Message, Sampling
+from prsum.prompts.phrases import PHRASES
+from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
+from prsum.types import CardBody, Facts, Focus, Language, Verdict
+
+# Room for a whole card as JSON in either language, and for the chat template around it.
+WHOLE_TOKENS = 768
+_TEMPLATE_MARGIN = 32
+MINUTES: dict[Verdict, tuple[int, int]] = {"skip": (0, 0), "skim": (1, 15), "deep": (5, 60)}
+_HEADLINE_LIMITS = {"zh": 24, "en": 12}  # CJK characters / words
+_MAX_ITEMS = 3
+_MAX_FOCUS = 4
+_SENTENCE_END = {"zh": re.compile(r"[。！？]"), "en": re.compile(r"[.!?](?=\s|$)")}
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+CARD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "headline": {"type": "string"},
+        "verdict": {"enum": ["deep", "skim", "skip"]},
+        "minutes": {"type": "integer", "minimum": 0, "maximum": 60},
+        "summary": {"type": "string"},
+        "focus": {
+            "type": "array",
+            "maxItems": _MAX_FOCUS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "symbol": {"type": ["string", "null"]},
+                    "why": {"type": "string"},
+                },
+                "required": ["path", "symbol", "why"],
+            },
+        },
+        "lessons": {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_ITEMS},
+        "follow_ups": {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_ITEMS},
+    },
+    "required": ["headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups"],
+}
+# Greedy: a card is the same on every run. No repeat penalty: JSON repeats its punctuation.
+WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0)
+
+
+def parse_card(text: str) -> dict[str, Any] | None:
+    """The JSON object in a model's answer (also inside a code fence), or None."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        answer = json.loads(text[start : end + 1])
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def sentence_count(text: str, lang: Language) -> int:
+    plain = re.sub(r"`[^`\n]*`", "x", text).strip()
+    ends = len(_SENTENCE_END[lang].findall(plain))
+    return ends + (0 if _SENTENCE_END[lang].search(plain[-1:] or ".") else 1)
+
+
+def messages_for(prompt: str) -> list[Message]:
+    """The chat request of a packed prompt: one user turn (some templates, Gemma's among them,
+    have no system turn)."""
+    return [{"role": "user", "content": prompt}]
+
+
+class WholeStrategy:
+    """One request for the whole card; each field the model's where it passes, else ours."""
+
+    name: Final = "whole"
+    reserve = WHOLE_TOKENS + _TEMPLATE_MARGIN
+    sampling = WHOLE_SAMPLING
+
+    def __init__(self, backend: Backend, lang: Language) -> None:
+        self.backend = backend
+        self.lang = lang
+        self.frame = prompts.frame(lang, "whole")
+
+    def context_lines(self, facts: Facts) -> list[str]:
+        """The verdicts the rubric leaves open: the model chooses among them."""
+        return [prompts.allowed_verdicts_line(allowed_verdicts(facts), self.lang)]
+
+    def write(self, card: CardInput) -> tuple[CardBody, int]:
+        messages = messages_for(card.packed.prompt)
+        completion = self.backend.chat(
+            messages,
+            max_tokens=WHOLE_TOKENS,
+            sampling=self.sampling,
+            json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
+        )
+        card.usage.add(completion)
+        answer = parse_card(completion.text) or {}
+        checker = AnswerChecker.for_card(
+            self.lang, self.frame, card.packed.prompt, card.pr, card.evidence
+        )
+        # Numbers the prompt shows (line counts, versions in the diff) may be stated.
+        checker.stated_numbers |= set(NUMBER.findall(checker.pr_text))
+        return self._checked(card, answer, checker), completion.prompt_tokens
+
+    def _checked(
+        self, card: CardInput, answer: Mapping[str, Any], checker: AnswerChecker
+    ) -> CardBody:
+        by_model: list[str] = []
+        facts = card.facts
+
+        headline = self._headline(answer.get("headline"), checker)
+        if headline:
+            by_model.append("headline")
+        verdict: Verdict = prior_verdict(facts)
+        if answer.get("verdict") in allowed_verdicts(facts):
+            verdict = answer["verdict"]
+            by_model.append("verdict")
+        low, high = MINUTES[verdict]
+        minutes = answer.get("minutes")
+        if isinstance(minutes, int) and not isinstance(minutes, bool) and low <= minutes <= high:
+            by_model.append("minutes")
+        else:
+            minutes = reading_minutes(verdict, facts)
+        focus = self._focus(answer.get("focus"), card, checker)
+        if focus:
+            by_model.append("focus")
+        elif verdict != "skip":
+            focus = tuple(card.places[: FOCUS_PLACES[verdict]])
+        summary = self._summary(answer.get("summary"), checker)
+        if summary:
+            by_model.append("summary")
+        lessons = self._items(answer.get("lessons"), "lesson", checker)
+        if lessons:
+            by_model.append("lessons")
+        follow_ups = self._items(answer.get("follow_ups"), "follow_up", checker)
+        if follow_ups:
+            by_model.append("follow_ups")
+        ours = facts_body(card, verdict, headline or self._fallback_headline(card))
+        return CardBody(
+            headline=headline or ours.headline,
+            verdict=verdict,
+            minutes=minutes,
+            summary=summary or facts_summary(card, verdict, focus),
+            focus=focus,
+            lessons=lessons,
+            follow_ups=follow_ups or ours.follow_ups,
+            by_model=tuple(by_model),
+        )
+
+    def _fallback_headline(self, card: CardInput) -> str:
+        symbol = card.places[0].symbol if card.places else None
+        return prompts.fallback_headline(card.pr, card.facts, symbol, self.lang)
+
+    def _headline(self, value: Any, checker: AnswerChecker) -> str:
+        if not isinstance(value, str):
+            return ""
+        text = clean_field(value)
+        size = len(_CJK.findall(text)) if self.lang == "zh" else len(text.split())
+        if size > _HEADLINE_LIMITS[self.lang] or not checker.accept(text, "headline"):
+            return ""
+        return text
+
+    def _summary(self, value: Any, checker: AnswerChecker) -> str:
+        if not isinstance(value, str):
+            return ""
+        text = " ".join(value.split())
+        # The renderer prints the verdict phrase: a paragraph that opens with one says it twice.
+        for phrase in PHRASES[self.lang].verdicts.values():
+            if text.startswith(phrase):
+                text = text[len(phrase) :].lstrip("：:，,。. ")
+        if not 2 <= sentence_count(text, self.lang) <= 5 or not checker.accept(text, "summary"):
+            return ""
+        return text
+
+    def _items(self, value: Any, name: str, checker: AnswerChecker) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            return ()
+        items = [clean_field(item) for item in value[:_MAX_ITEMS] if isinstance(item, str)]
+        return tuple(item for item in items if checker.accept(item, name))
+
+    def _focus(self, value: Any, card: CardInput, checker: AnswerChecker) -> tuple[Focus, ...]:
+        if not isinstance(value, list):
+            return ()
+        paths = {change.path for change in card.pr.files}
+        places: list[Focus] = []
+        for item in value[:_MAX_FOCUS]:
+            if not isinstance(item, dict):
+                continue
+            path, symbol, why = item.get("path"), item.get("symbol"), item.get("why")
+            if path not in paths or not isinstance(why, str):
+                continue
+            if symbol is not None and (
+                not isinstance(symbol, str) or not card.evidence.knows(symbol)
+            ):
+                symbol = None
+            why = clean_field(why)
+            if checker.flaw(why, "focus") is None:
+                places.append(Focus(str(path), why, symbol or None))
+        return tuple(places)

@@ -1,0 +1,98 @@
+"""One card from one PR: pack the prompt, let the strategy write, assemble what it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prsum import prompts
+from prsum.cache import JsonStore
+from prsum.cards.assembly import CardInput, assemble
+from prsum.cards.fields import BASE_MODEL_SAMPLING, FieldsStrategy
+from prsum.cards.highlights import highlights
+from prsum.cards.packing import Packer, PromptStyle, Usage
+from prsum.cards.strategy import CardStrategy, StrategyName
+from prsum.cards.whole import WholeStrategy
+from prsum.grounding import Evidence
+from prsum.llm import Backend
+from prsum.types import Card, Commit, Facts, FileDiff, Language, PullRequest
+
+
+def make_strategy(name: StrategyName, backend: Backend, lang: Language) -> CardStrategy:
+    strategy: CardStrategy = (
+        FieldsStrategy(backend, lang) if name == "fields" else WholeStrategy(backend, lang)
+    )
+    return strategy
+
+
+class CardWriter:
+    """Writes cards with one backend, in one language, one view and one strategy."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        lang: Language,
+        style: PromptStyle,
+        *,
+        strategy: StrategyName = "fields",
+        map_chunks: int = 0,
+        note_store: JsonStore | None = None,
+    ) -> None:
+        """`map_chunks`: at most this many model-written chunk notes per PR (diff view only)."""
+        self.backend = backend
+        self.lang = lang
+        self.style = style
+        self.strategy = make_strategy(strategy, backend, lang)
+        # Chunk notes and highlights are completions a base model writes, whatever the card's
+        # strategy.
+        self.packer = Packer(
+            backend,
+            lang,
+            style,
+            self.strategy.frame,
+            self.strategy.reserve,
+            map_chunks=map_chunks,
+            note_store=note_store,
+            sampling=BASE_MODEL_SAMPLING,
+        )
+
+    def card_input(
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        commits: Sequence[Commit] = (),
+    ) -> CardInput:
+        """What the strategy writes from: the PR, its facts and its packed prompt."""
+        extra = prompts.context_lines(pr, commits, self.lang) + self.strategy.context_lines(facts)
+        evidence = Evidence.of(pr, diffs)
+        usage = Usage()
+        packed = self.packer.pack(pr, facts, diffs, extra, evidence, usage)
+        return CardInput(
+            pr, facts, diffs, tuple(commits), extra, evidence, packed, usage, self.lang
+        )
+
+    def build_prompt(
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        commits: Sequence[Commit] = (),
+    ) -> str:
+        """The prompt a card starts from, as it would be packed: for benchmarks, inspection and
+        training inputs."""
+        return self.card_input(pr, facts, diffs, commits).packed.prompt
+
+    def write(
+        self,
+        pr: PullRequest,
+        facts: Facts,
+        diffs: tuple[FileDiff, ...],
+        commits: Sequence[Commit] = (),
+    ) -> Card:
+        card = self.card_input(pr, facts, diffs, commits)
+        body, prompt_tokens = self.strategy.write(card)
+        return assemble(card, body, self.backend, self.style, self.strategy.name, prompt_tokens)
+
+    def highlights(self, cards: Sequence[Card]) -> str:
+        """The highlights paragraph of release notes (prsum.cards.highlights)."""
+        return highlights(self.backend, self.lang, cards, BASE_MODEL_SAMPLING)

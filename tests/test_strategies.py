@@ -1,0 +1,168 @@
+"""Card strategies: the choice from capabilities, the whole card's checks and fallbacks, the
+field-by-field fallbacks, and both on the real default model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from prsum.cards import choose_strategy
+from prsum.cards.fields import BASE_MODEL_SAMPLING
+from prsum.cards.whole import WHOLE_SAMPLING, parse_card
+from prsum.errors import ConfigError
+from prsum.grounding import cited_names
+from prsum.llm import Capabilities
+from prsum.render import card_to_dict
+from prsum.types import Card
+from tests.conftest import RepoBuilder
+from tests.fakes import FakeBackend
+from tests.pipeline import cards_for
+from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
+from tests.test_render import SCHEMA
+
+PARSER = "def parse(text):\n    return text.split()\n\n\ndef render(items):\n    return ' '.join(items)\n"
+EVERY_FIELD = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
+
+
+def test_the_strategy_follows_the_backends_capabilities() -> None:
+    base = Capabilities(completion=True, chat=None, json_schema=False)
+    family = Capabilities(completion=True, chat="family", json_schema=False)
+    templated = Capabilities(completion=True, chat="model", json_schema=False)
+    served = Capabilities(completion=True, chat="server", json_schema=True)
+    assert [choose_strategy("auto", c) for c in (base, family, templated, served)] == [
+        "fields",
+        "fields",  # a base model's family format is no sign that it follows instructions
+        "whole",
+        "whole",
+    ]
+    assert choose_strategy("whole", family) == "whole"
+    assert choose_strategy("fields", served) == "fields"
+    with pytest.raises(ConfigError, match="chat format"):
+        choose_strategy("whole", base)
+
+
+def whole_card(repo: RepoBuilder, answer: object, lang: str = "zh") -> tuple[Card, FakeBackend]:
+    backend = FakeBackend(
+        chat_format="model", chat_answers=[json.dumps(answer, ensure_ascii=False)]
+    )
+    (card,) = cards_for(repo.path, model=backend, lang=lang, cache=False)
+    assert isinstance(card, Card)
+    jsonschema.validate(card_to_dict(card), SCHEMA)
+    return card, backend
+
+
+GOOD = {
+    "headline": "文本解析与渲染各有了独立入口",
+    "verdict": "skim",
+    "minutes": 3,
+    "summary": "改动集中在一个新文件里，逻辑很短。`parse` 按空白切分文本，`render` 再把结果拼回去。两者互为逆操作，适合补一个往返测试。",
+    "focus": [{"path": "src/parser.py", "symbol": "parse", "why": "切分规则决定了渲染能否还原"}],
+    "lessons": ["成对的解析与渲染函数最好用往返测试锁住"],
+    "follow_ups": ["为 `parse` 和 `render` 补往返测试"],
+}
+
+
+def test_a_whole_card_is_the_models_where_every_field_passes(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    card, backend = whole_card(repo, {**GOOD, "summary": "```json\n" + GOOD["summary"]})
+    assert card.model.strategy == "whole"
+    assert set(card.body.by_model) == set(EVERY_FIELD) - {"summary"}  # the fence spoils it
+    card, backend = whole_card(repo, GOOD)
+    assert set(card.body.by_model) == set(EVERY_FIELD)
+    assert card.body.summary == GOOD["summary"] and card.body.headline == GOOD["headline"]
+    assert card.body.ungrounded_removed == 0
+    assert backend.samplings == [WHOLE_SAMPLING]
+    assert "可选结论：" in backend.prompts[0]  # the rubric's options go along with the PR
+    assert backend.schemas == [None]  # this backend has no native JSON schema
+
+
+def test_each_botched_field_falls_back_to_ours_and_says_so(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    botched = {
+        "headline": "Adds a parser",  # English in a Chinese card
+        "verdict": "maybe",
+        "minutes": 90,
+        "summary": "它改了 `nowhere.py`。还改了别的。",  # a file the PR does not touch
+        "focus": [{"path": "src/other.py", "symbol": None, "why": "不存在的文件"}],
+        "lessons": ["参考 `frobnicate` 的写法"],
+        "follow_ups": [],
+    }
+    card, _ = whole_card(repo, botched)
+    assert card.body.by_model == ()
+    assert card.body.headline != botched["headline"] and "nowhere.py" not in card.body.summary
+    assert card.body.verdict in ("skim", "deep") and card.body.minutes <= 60
+    assert [place.path for place in card.body.focus] == ["src/parser.py"]
+    assert card.body.lessons == () and card.body.follow_ups  # ours, from facts
+    assert card.body.ungrounded_removed == 0
+
+
+@pytest.mark.parametrize("answer", ["no json at all", "[1, 2]", '{"headline": 5'])
+def test_an_answer_that_is_not_a_card_gives_a_card_of_facts(repo: RepoBuilder, answer: str) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    backend = FakeBackend(chat_format="model", chat_answers=[answer])
+    (card,) = cards_for(repo.path, model=backend, cache=False)
+    assert isinstance(card, Card) and card.body.by_model == ()
+    jsonschema.validate(card_to_dict(card), SCHEMA)
+    assert parse_card(answer) is None
+
+
+def test_fields_fall_back_to_banned_starts_then_a_grammar(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    wrong = ["Adds a parser here", "A parser is added", "Parser added now"]
+    backend = FakeBackend(answers={"概括": list(wrong)})
+    (card,) = cards_for(repo.path, model=backend, cache=False)
+    assert isinstance(card, Card) and "headline" not in card.body.by_model
+    headline_calls = [
+        constraint
+        for prompt, constraint in zip(backend.prompts, backend.constraints, strict=True)
+        if prompt.endswith("概括：")
+    ]
+    assert [grammar is not None for grammar, _ in headline_calls] == [False, False, True]
+    assert [banned for _, banned in headline_calls] == [(), tuple(wrong[:1]), tuple(wrong[:2])]
+    assert set(backend.samplings) == {BASE_MODEL_SAMPLING}
+
+
+def test_the_strategy_is_part_of_the_cache_key(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    chat = FakeBackend(chat_format="model", chat_answers=[json.dumps(GOOD, ensure_ascii=False)])
+    (fields,) = cards_for(repo.path, model=chat, strategy="fields")
+    (whole,) = cards_for(repo.path, model=chat, strategy="whole")
+    assert isinstance(fields, Card) and isinstance(whole, Card)
+    assert not whole.timing.cached and whole.model.strategy == "whole"
+    (again,) = cards_for(repo.path, model=chat, strategy="whole")
+    assert isinstance(again, Card) and again.timing.cached
+
+
+def assert_whole_cards_hold(cards: list[dict], history: RepoBuilder) -> None:  # noqa: F811
+    assert cards
+    for card in cards:
+        jsonschema.validate(card, SCHEMA)
+        assert card["model"]["strategy"] == "whole"
+        evidence = history.git("show", "--first-parent", "--format=%B", card["pr"]["sha"])
+        body = card["card"]
+        texts = [body["headline"], body["summary"], *body["lessons"], *body["follow_ups"]]
+        for text in texts + [focus["why"] for focus in body["focus"]]:
+            for name in cited_names(text):
+                assert name.strip("()") in evidence, f"{name!r} in {text!r} is not in the PR"
+        paths = {change["path"] for change in card["pr"]["files"]}
+        assert all(focus["path"] in paths for focus in body["focus"])
+        # What the base model botched is ours, and so marked.
+        assert set(body["by_model"]) < set(EVERY_FIELD)
+
+
+@pytest.mark.model
+def test_whole_cards_on_the_embedded_default_model(
+    history: RepoBuilder,  # noqa: F811
+    default_model: Path,
+) -> None:
+    document = run_range(history.path, default_model, "--strategy", "whole", "--no-cache")
+    assert_whole_cards_hold(document["cards"], history)
+
+
+def test_a_model_without_a_chat_format_refuses_whole_cards(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    with pytest.raises(ConfigError, match="chat format"):
+        cards_for(repo.path, model=FakeBackend(), strategy="whole")
