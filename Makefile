@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 SHARED ?= ../shared
 DEMO_DIR := .demo
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean train-data train-prepare
 
 # llama-cpp-python is built from source on first install (about 7 minutes on 2 cores); pip
 # keeps the wheel in its cache, so never pass --no-cache-dir here.
@@ -33,6 +33,16 @@ lint: install
 	$(BIN)/ruff check prsum tests bench training
 	$(BIN)/ruff format --check prsum tests bench training
 	$(BIN)/mypy prsum
+
+# Training (training/README.md): the inputs from local clones of the corpus's repositories
+# (CLONES: a folder of owner+name bare clones), then what the GPU machine needs.
+CLONES ?= $(error set CLONES=DIR, a folder of bare clones named owner+name)
+train-data: install
+	$(BIN)/python -m training.check --partial
+	$(BIN)/python -m training.build --clones $(CLONES)
+
+train-prepare: train-data
+	bash training/prepare.sh
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .mypy_cache .ruff_cache

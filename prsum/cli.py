@@ -170,6 +170,13 @@ NoRedactOption = Annotated[
         help="Do not mask credential-like text (keys, tokens, password= values) before the model.",
     ),
 ]
+NoAdapterOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-adapter",
+        help="The default model without prsum's card-writing adapter (the base model). [env PRSUM_ADAPTER=0]",
+    ),
+]
 NoCacheOption = Annotated[
     bool,
     typer.Option(
@@ -187,7 +194,11 @@ def _settings(**flags: Any) -> Settings:
     given = {
         name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
     }
-    for switch, setting in (("no_cache", "cache"), ("no_redact", "redact")):
+    for switch, setting in (
+        ("no_cache", "cache"),
+        ("no_redact", "redact"),
+        ("no_adapter", "adapter"),
+    ):
         if given.pop(switch, False):
             given[setting] = False
     if not given.get("include_bots"):
@@ -208,7 +219,7 @@ _SETTING_ARGUMENTS = frozenset(
     {
         *("repo", "model", "lang", "ctx", "threads", "include_bots", "prompt_style"),
         *("map_chunks", "pr_meta", "no_cache", "no_redact", "gpu_layers"),
-        *("backend", "base_url", "server_model", "jobs", "strategy"),
+        *("backend", "base_url", "server_model", "jobs", "strategy", "no_adapter"),
     }
 )
 
@@ -451,6 +462,7 @@ def range_command(
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
     strategy: StrategyOption = None,
+    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
@@ -484,6 +496,7 @@ def show_command(
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
     strategy: StrategyOption = None,
+    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
@@ -575,6 +588,7 @@ def notes_command(
     server_model: ServerModelOption = None,
     jobs: JobsOption = None,
     strategy: StrategyOption = None,
+    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -623,6 +637,7 @@ def models_command(
     context: typer.Context,
     repo: RepoOption = None,
     model: ModelOption = None,
+    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Say which model a run would use and why, and list the GGUF files found locally."""
@@ -632,7 +647,7 @@ def models_command(
     if context.invoked_subcommand is not None:
         return
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, model=model)
+        settings = _settings(repo=repo, model=model, no_adapter=no_adapter)
         chosen, problem = None, None
         try:
             resolved = resolve_model(settings)

@@ -55,6 +55,7 @@ class Settings:
     server_model: str | None = None  # the served model's name; None: the first the server lists
     jobs: int = 1  # cards written at once (server backend only)
     strategy: StrategySetting = "auto"  # how cards are written: prsum.cards.strategy
+    adapter: bool = True  # the default model with prsum's adapter (off: the base model)
     api_key: str | None = field(default=None, repr=False)  # PRSUM_API_KEY only: never in files
     sources: Mapping[str, Source] = field(default_factory=dict)
     # `[tool.prsum]` keys of the target repository that were not applied, with why: the CLI
@@ -66,7 +67,7 @@ class Settings:
 # weakens a protection. `model` and `pr_meta` only as files inside the repository.
 REPOSITORY_SETTINGS = frozenset(
     {"lang", "ctx", "threads", "prompt_style", "map_chunks", "include_bots", "gpu_layers"}
-    | {"cache", "model", "pr_meta", "strategy"}
+    | {"cache", "model", "pr_meta", "strategy", "adapter"}
 )
 REPOSITORY_PATH_SETTINGS = frozenset({"model", "pr_meta"})
 # Every key a config table may hold; the user's config file may set all of them.
@@ -259,6 +260,7 @@ def resolve_settings(
         redact=pick("redact", _to_bool, True),
         gpu_layers=pick("gpu_layers", _to_positive_int(0), 0),
         strategy=pick("strategy", _to_strategy, "auto"),
+        adapter=pick("adapter", _to_bool, True),
         cache_dir=user_cache_dir(env),
         sources=sources,
         refused=tuple(refused),

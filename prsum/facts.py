@@ -20,7 +20,7 @@ Diff-derived rules, for titles that name nothing or mislead:
 | the project's own version (+ changelog, locks)                  | release  |
 | only whitespace in code                                         | chore    |
 | a typo fixed in a code string (user-visible text)               | fix      |
-| new public definitions, or new CLI options / config keys        | feature  |
+| new public definitions (by the language's visibility rule)       | feature  |
 | a changelog entry under Added/Features or Fixed/Bugfixes        | feature / fix |
 | only removed code                                               | refactor |
 | existing code changed, tests added, nothing new defined         | fix      |

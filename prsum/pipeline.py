@@ -117,6 +117,8 @@ def open_llama_backend(settings: Settings, model: ResolvedModel, sha256: str) ->
         threads=settings.threads,
         sha256=sha256,
         gpu_layers=settings.gpu_layers,
+        adapter=model.adapter,
+        adapter_sha256=file_sha256(model.adapter, settings.cache_dir) if model.adapter else None,
     )
 
 
@@ -196,6 +198,8 @@ class Summarizer:
             return
         self._model = resolve_model(self.settings)
         self._model_id = file_sha256(self._model.path, self.settings.cache_dir)
+        if self._model.adapter is not None:
+            self._model_id += "+" + file_sha256(self._model.adapter, self.settings.cache_dir)
         self._style = prompt_style_for(self.settings, self._model.path.stat().st_size)
 
     @property
@@ -205,7 +209,9 @@ class Summarizer:
         self.load()
         if self._backend is None:
             assert self._model is not None
-            self._backend = open_llama_backend(self.settings, self._model, self._model_id)
+            self._backend = open_llama_backend(
+                self.settings, self._model, file_sha256(self._model.path, self.settings.cache_dir)
+            )
         return self._backend
 
     @property

@@ -21,7 +21,8 @@ module reads on its own), 10 per further file the logic spreads to (up to 3), an
 hard code it touches (concurrency, ownership and memory, resource lifecycle; up to 2).
 
 The model may then move the verdict one step only where the facts leave it open: attention
-within a few points of the deep threshold, or a CI/test/config change near the skim threshold.
+within a few points of the deep threshold, a CI or config change near the skim threshold, or a
+change to tests alone under twice it.
 Changed product code is never `skip`.
 """
 
@@ -102,7 +103,9 @@ def allowed_verdicts(facts: Facts) -> tuple[Verdict, ...]:
         return (prior,)
     side = _side_lines(facts)
     threshold = _CI_SKIM_LINES if facts.category == "ci" else _SIDE_SKIM_LINES
-    if threshold // 2 <= side < threshold * 2:
+    # Tests alone are open from their first line: a small test change may still be the point.
+    low = 1 if facts.category == "test" else threshold // 2
+    if low <= side < threshold * 2:
         return ("skip", "skim") if prior == "skip" else ("skim", "skip")
     return (prior,)
 

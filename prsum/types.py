@@ -250,11 +250,14 @@ class ModelInfo:
     backend: str
     server: str | None = None
     strategy: str = "fields"  # how the card was written: prsum.cards.strategy
+    adapter: str | None = None  # a LoRA adapter applied to the model: its file name
+    adapter_sha256: str | None = None
 
     @property
     def identity(self) -> str:
         """What names the exact model, for cache keys."""
-        return self.sha256 or f"{self.backend} {self.server} {self.file}"
+        base = self.sha256 or f"{self.backend} {self.server} {self.file}"
+        return f"{base}+{self.adapter_sha256}" if self.adapter_sha256 else base
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from prsum.grounding import cited_names
+from prsum.llm.models import DEFAULT_ADAPTER
 from tests import llama_server as llama_server_script
 from tests.conftest import RepoBuilder
 from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
@@ -21,7 +22,7 @@ def llama_server(default_model: Path, tmp_path_factory: pytest.TempPathFactory) 
     """The default model behind llama_cpp.server on 127.0.0.1; its base URL."""
     with (tmp_path_factory.mktemp("server") / "server.log").open("w") as log:
         try:
-            process, url = llama_server_script.start(default_model, log)
+            process, url = llama_server_script.start(default_model, log, adapter=DEFAULT_ADAPTER)
         except RuntimeError as exc:
             pytest.fail(f"{exc}: {Path(log.name).read_text()[-2000:]}")
         yield url
@@ -48,7 +49,7 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
         "--strategy",
         "fields",
     )["cards"]
-    embedded = run_range(history.path, default_model, "--no-cache")["cards"]
+    embedded = run_range(history.path, None, "--no-cache", "--strategy", "fields")["cards"]
 
     assert [card["pr"] for card in served] == [card["pr"] for card in embedded]
     for card, twin in zip(served, embedded, strict=True):
@@ -83,4 +84,5 @@ def test_whole_cards_through_the_servers_chat_endpoint(
         *("--backend", "openai", "--base-url", llama_server, "--strategy", "whole"),
         "--no-cache",
     )
-    assert_whole_cards_hold(document["cards"], history)
+    assert_whole_cards_hold(document["cards"], history, base_model=False)
+    assert any("summary" in card["card"]["by_model"] for card in document["cards"])

@@ -15,6 +15,7 @@ from prsum.cards.whole import WHOLE_SAMPLING, parse_card
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names
 from prsum.llm import Capabilities
+from prsum.llm.models import DEFAULT_ADAPTER
 from prsum.render import card_to_dict
 from prsum.types import Card
 from tests.conftest import RepoBuilder
@@ -136,7 +137,11 @@ def test_the_strategy_is_part_of_the_cache_key(repo: RepoBuilder) -> None:
     assert isinstance(again, Card) and again.timing.cached
 
 
-def assert_whole_cards_hold(cards: list[dict], history: RepoBuilder) -> None:  # noqa: F811
+def assert_whole_cards_hold(
+    cards: list[dict],
+    history: RepoBuilder,  # noqa: F811
+    base_model: bool = True,
+) -> None:
     assert cards
     for card in cards:
         jsonschema.validate(card, SCHEMA)
@@ -149,8 +154,8 @@ def assert_whole_cards_hold(cards: list[dict], history: RepoBuilder) -> None:  #
                 assert name.strip("()") in evidence, f"{name!r} in {text!r} is not in the PR"
         paths = {change["path"] for change in card["pr"]["files"]}
         assert all(focus["path"] in paths for focus in body["focus"])
-        # What the base model botched is ours, and so marked.
-        assert set(body["by_model"]) < set(EVERY_FIELD)
+        if base_model:  # what the untuned model botched is ours, and so marked
+            assert set(body["by_model"]) < set(EVERY_FIELD)
 
 
 @pytest.mark.model
@@ -166,3 +171,21 @@ def test_a_model_without_a_chat_format_refuses_whole_cards(repo: RepoBuilder) ->
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     with pytest.raises(ConfigError, match="chat format"):
         cards_for(repo.path, model=FakeBackend(), strategy="whole")
+
+
+@pytest.mark.model
+def test_the_default_model_is_tuned_to_write_whole_cards(
+    history: RepoBuilder,  # noqa: F811
+    default_model: Path,
+    no_network: None,
+) -> None:
+    document = run_range(history.path, None, "--no-cache")  # the embedded default, as shipped
+    cards = document["cards"]
+    assert_whole_cards_hold(cards, history, base_model=False)
+    assert all(card["model"]["adapter"] == DEFAULT_ADAPTER.name for card in cards)
+    # The tuned model writes most of its cards: at least one paragraph and headline are its own.
+    assert any("summary" in card["card"]["by_model"] for card in cards)
+    assert any("headline" in card["card"]["by_model"] for card in cards)
+    base = run_range(history.path, None, "--no-cache", "--no-adapter")["cards"]
+    assert all(card["model"]["adapter"] is None for card in base)
+    assert all(card["model"]["strategy"] == "fields" for card in base)

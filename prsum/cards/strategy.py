@@ -50,8 +50,8 @@ class CardStrategy(Protocol):
 
 
 def choose_strategy(setting: StrategySetting, capabilities: Capabilities) -> StrategyName:
-    """`auto`: whole cards from a model that brings its own chat template (GGUF metadata) or
-    is served; fields from a base model. An explicit choice the backend cannot serve is a
+    """`auto`: whole cards from a model that brings its own chat template (GGUF metadata), was
+    tuned by prsum to write them, or is served; fields from a base model. An explicit choice the backend cannot serve is a
     usage error."""
     if setting == "fields":
         if not capabilities.completion:
@@ -63,4 +63,4 @@ def choose_strategy(setting: StrategySetting, capabilities: Capabilities) -> Str
                 "--strategy whole needs a model with a chat format; this one has none (use fields)"
             )
         return "whole"
-    return "whole" if capabilities.chat in ("model", "server") else "fields"
+    return "whole" if capabilities.chat in ("model", "tuned", "server") else "fields"

@@ -16,9 +16,10 @@ from typing import Any, Literal, Protocol
 from prsum.types import ModelInfo
 
 # Where a backend's chat format comes from: the model's own template (GGUF metadata), the
-# server's (a served model), or a format prsum knows for the model's family (a base model
-# without a template); None: no chat.
-ChatFormatSource = Literal["model", "server", "family"]
+# format prsum's adapter was trained to answer in (the tuned default model), the server's (a
+# served model), or a format prsum knows for the model's family (a base model without a
+# template); None: no chat.
+ChatFormatSource = Literal["model", "tuned", "server", "family"]
 
 
 @dataclass(frozen=True)

@@ -142,9 +142,20 @@ class LlamaBackend:
     """Loads the vocabulary first (exact token counts, fast) and the weights on first generation."""
 
     def __init__(
-        self, path: Path, *, ctx_cap: int, threads: int, sha256: str, gpu_layers: int = 0
+        self,
+        path: Path,
+        *,
+        ctx_cap: int,
+        threads: int,
+        sha256: str,
+        gpu_layers: int = 0,
+        adapter: Path | None = None,
+        adapter_sha256: str | None = None,
     ) -> None:
+        """`adapter`: a LoRA adapter (GGUF) applied to the weights at load."""
         self._path = path
+        self._adapter = adapter
+        self._adapter_sha256 = adapter_sha256
         self._gpu_layers = gpu_layers
         self._ctx_cap = ctx_cap
         self._threads = threads
@@ -172,6 +183,7 @@ class LlamaBackend:
                     # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
                     swa_full=True,
                     seed=SEED,
+                    lora_path=str(self._adapter) if self._adapter and not vocab_only else None,
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -204,10 +216,19 @@ class LlamaBackend:
 
     @property
     def info(self) -> ModelInfo:
-        return ModelInfo(file=self._path.name, sha256=self._sha256, backend="llama")
+        return ModelInfo(
+            file=self._path.name,
+            sha256=self._sha256,
+            backend="llama",
+            adapter=self._adapter.name if self._adapter else None,
+            adapter_sha256=self._adapter_sha256,
+        )
 
-    def tokenize(self, text: str) -> list[int]:
-        return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        """Tokens of a prompt, BOS first. `special`: the chat format's markers (Gemma's
+        `<start_of_turn>`) become their special tokens, as the model was trained with them;
+        text from a repository is never tokenized so, so it cannot forge a turn."""
+        return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=True, special=special))
 
     def _continuation(self, text: str) -> list[int]:
         """Tokens of `text` as it continues a prompt (no BOS)."""
@@ -259,8 +280,11 @@ class LlamaBackend:
     @property
     def capabilities(self) -> Capabilities:
         chat = self._chat_format
+        source = chat[0] if chat else None
+        if source == "family" and self._adapter is not None:
+            source = "tuned"  # prsum's adapter taught the model to answer in this format
         # JSON schemas become grammars here, several times slower than checking free text.
-        return Capabilities(completion=True, chat=chat[0] if chat else None, json_schema=False)
+        return Capabilities(completion=True, chat=source, json_schema=False)
 
     def _chat_prompt(self, messages: Sequence[Message]) -> tuple[str, list[str]]:
         chat = self._chat_format
@@ -273,8 +297,28 @@ class LlamaBackend:
         prompt = rendered.prompt.removeprefix(bos) if bos else rendered.prompt
         return prompt, [text for text in stop if text]
 
+    def chat_tokens(self, messages: Sequence[Message]) -> tuple[list[int], list[str]]:
+        """The chat request as the model reads it, and its stop strings. The markers of the
+        format are special tokens; the messages' own text is split out and tokenized as text."""
+        prompt, stop = self._chat_prompt(messages)
+        tokens: list[int] = []
+        rest = prompt
+        for message in messages:
+            before, found, rest = rest.partition(message["content"])
+            if not found:  # a template that rewrites the content: markers and text alike
+                return self.tokenize(prompt, special=True), stop
+            tokens += self._tokens(before, special=True, bos=not tokens)
+            tokens += self._continuation(message["content"])
+        tokens += self._tokens(rest, special=True, bos=False)
+        return tokens, stop
+
+    def _tokens(self, text: str, *, special: bool, bos: bool) -> list[int]:
+        if not text:
+            return [self._tokenizer.token_bos()] if bos else []
+        return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=bos, special=special))
+
     def count_chat_tokens(self, messages: Sequence[Message]) -> int:
-        return self.count_tokens(self._chat_prompt(messages)[0])
+        return len(self.chat_tokens(messages)[0])
 
     def chat(
         self,
@@ -284,8 +328,8 @@ class LlamaBackend:
         sampling: Sampling = GREEDY,
         json_schema: Any = None,
     ) -> Completion:
-        prompt, stop = self._chat_prompt(messages)
-        return self.complete(prompt, max_tokens=max_tokens, stop=stop, sampling=sampling)
+        tokens, stop = self.chat_tokens(messages)
+        return self._generate(tokens, max_tokens=max_tokens, stop=stop, sampling=sampling)
 
     def complete(
         self,
@@ -297,9 +341,27 @@ class LlamaBackend:
         banned_starts: Sequence[str] = (),
         sampling: Sampling = GREEDY,
     ) -> Completion:
+        return self._generate(
+            self.tokenize(prompt),
+            max_tokens=max_tokens,
+            stop=stop,
+            grammar=grammar,
+            banned_starts=banned_starts,
+            sampling=sampling,
+        )
+
+    def _generate(
+        self,
+        tokens: list[int],
+        *,
+        max_tokens: int,
+        stop: Sequence[str],
+        grammar: str | None = None,
+        banned_starts: Sequence[str] = (),
+        sampling: Sampling = GREEDY,
+    ) -> Completion:
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        tokens = self.tokenize(prompt)
         room = self.context_size - len(tokens)
         if room < 1:
             raise GenerationError(

@@ -23,10 +23,16 @@ _SOURCE_WORDS = {
 }
 
 
+# prsum's LoRA adapter for the default model, trained on its own card corpus (training/): the
+# default model writes whole cards with it.
+DEFAULT_ADAPTER = Path(__file__).resolve().parent.parent / "adapters" / "cards-lora-f16.gguf"
+
+
 @dataclass(frozen=True)
 class ResolvedModel:
     path: Path
     reason: str
+    adapter: Path | None = None  # a LoRA adapter to apply at load (the default model's own)
 
 
 def _sha256_of(path: Path) -> str:
@@ -119,7 +125,12 @@ def resolve_model(settings: Settings) -> ResolvedModel:
         source = settings.sources.get("model", "flag")
         return ResolvedModel(settings.model, f"from {_SOURCE_WORDS.get(source, source)}")
     path = default_model(settings.cache_dir, settings.threads)
-    return ResolvedModel(path, f"embedded default ({DEFAULT_MODEL_PACKAGE}, output matrix in Q4_0)")
+    reason = f"embedded default ({DEFAULT_MODEL_PACKAGE}, output matrix in Q4_0)"
+    if settings.adapter and DEFAULT_ADAPTER.is_file():
+        return ResolvedModel(
+            path, f"{reason}, with prsum's adapter {DEFAULT_ADAPTER.name}", DEFAULT_ADAPTER
+        )
+    return ResolvedModel(path, reason)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,8 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "backend": card.model.backend,
             "server": card.model.server,
             "strategy": card.model.strategy,
+            "adapter": card.model.adapter,
+            "adapter_sha256": card.model.adapter_sha256,
         },
         "provenance": {
             "sources": list(card.provenance.sources),

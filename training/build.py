@@ -1,0 +1,158 @@
+"""Build the training inputs: for each corpus card, the prompt prsum itself sends for the
+`whole` strategy and the card as the answer, tokenized with the default model's own tokenizer.
+
+    python -m training.build --clones DIR [-o training/data/examples.npz]
+
+For each card the PR is read from its clone exactly as a run reads it (first-parent diff,
+redaction, facts), packed as the default model's run packs it (digest view, --ctx 4096), and
+sent through the chat format the embedded backend uses. The answer is the card's JSON in the
+strategy's layout, ended by the format's end-of-turn. Everything is derived from local clones
+into a git-ignored folder: no fetched content is committed.
+
+Repositories are split for validation by name, not by PR (about 10%), and any PR of a
+repository prsum is measured on is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prsum.cards.whole import WHOLE_TOKENS, messages_for
+from prsum.config import default_threads, resolve_settings
+from prsum.errors import PrsumError
+from prsum.history import History
+from prsum.llm.llama import LlamaBackend
+from prsum.llm.models import default_model
+from prsum.pipeline import Summarizer
+from training.check import CORPUS_DIR, Report, find_clone, read_corpus
+from training.sources import is_reference_repository
+
+DATA_DIR = Path(__file__).parent / "data"
+CONTEXT = 4096
+# About a tenth of the repositories, one per language family, chosen once by name: their cards
+# are never trained on, so validation loss says how the model does on unseen histories.
+VALIDATION_REPOSITORIES = frozenset(
+    {"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"}
+)
+CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
+
+
+def answer_text(card: dict[str, Any]) -> str:
+    """The card in the whole strategy's output layout: one JSON object, keys in order."""
+    return json.dumps({key: card[key] for key in CARD_KEYS}, ensure_ascii=False)
+
+
+def usable_clone(source: Path, repo: str) -> Path:
+    """A bare clone git and gitpython both read: a snapshot without a `config` file is not
+    recognised as bare, so a shared bare clone of it is made once under training/data."""
+    target = DATA_DIR / "clones" / f"{repo.replace('/', '+')}.git"
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["git", "clone", "-q", "--bare", "--shared", str(source), str(target)], check=True
+        )
+    return target
+
+
+def build(clones: Path, output: Path) -> dict[str, Any]:
+    report = Report()
+    read_corpus(sorted(CORPUS_DIR.glob("*.jsonl")), report)
+    model = default_model(resolve_settings({}, env={}).cache_dir, default_threads())
+    tokenizer = LlamaBackend(model, ctx_cap=CONTEXT, threads=default_threads(), sha256="")
+    tokens: list[np.ndarray] = []
+    meta: list[dict[str, Any]] = []
+    skipped: dict[str, int] = {}
+    summarizers: dict[str, Summarizer] = {}
+    for record in report.records:
+        repo = str(record["repo"])
+        if is_reference_repository(repo):
+            raise SystemExit(f"refused: {repo} is a repository prsum is measured on")
+        source = find_clone(clones, repo)
+        if source is None:
+            skipped["no clone"] = skipped.get("no clone", 0) + 1
+            continue
+        clone = usable_clone(source, repo)
+        for lang in ("zh", "en"):
+            key = f"{clone}:{lang}"
+            if key not in summarizers:
+                settings = resolve_settings(
+                    {
+                        "repo": str(clone),
+                        "lang": lang,
+                        "ctx": CONTEXT,
+                        "prompt_style": "digest",
+                        "strategy": "whole",
+                        "cache": False,
+                    },
+                    env={},
+                )
+                summarizers[key] = Summarizer(settings, backend=tokenizer, style="digest")
+            summarizer = summarizers[key]
+            try:
+                pr = History(clone).find_pr(str(record["sha"]))
+                read = summarizer.read(pr)
+                prompt = summarizer.writer.build_prompt(read.pr, read.facts, read.diffs, read.commits)
+            except PrsumError as error:
+                skipped[type(error).__name__] = skipped.get(type(error).__name__, 0) + 1
+                continue
+            ids, stop = tokenizer.chat_tokens(messages_for(prompt))
+            # The answer ends as the model's turn ends: the format's end-of-turn token.
+            answer = tokenizer._continuation(answer_text(record[lang]))
+            answer += tokenizer.tokenize(stop[0], special=True)[1:]
+            if len(answer) > WHOLE_TOKENS or len(ids) + len(answer) > CONTEXT:
+                skipped["too long"] = skipped.get("too long", 0) + 1
+                continue
+            tokens.append(np.array(ids + answer, dtype=np.int32))
+            meta.append(
+                {
+                    "repo": repo,
+                    "sha": record["sha"],
+                    "lang": lang,
+                    "prompt_tokens": len(ids),
+                    "split": "validation" if repo in VALIDATION_REPOSITORIES else "train",
+                }
+            )
+        print(f"\r{len(meta)} examples, skipped {skipped}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    lengths = np.array([len(t) for t in tokens], dtype=np.int32)
+    np.savez_compressed(
+        output,
+        tokens=np.concatenate(tokens),
+        lengths=lengths,
+        prompt_tokens=np.array([m["prompt_tokens"] for m in meta], dtype=np.int32),
+        validation=np.array([m["split"] == "validation" for m in meta]),
+    )
+    digest = hashlib.sha256(output.read_bytes()).hexdigest()
+    summary = {
+        "examples": len(meta),
+        "train": sum(m["split"] == "train" for m in meta),
+        "validation": sum(m["split"] == "validation" for m in meta),
+        "tokens": int(lengths.sum()),
+        "skipped": skipped,
+        "sha256": digest,
+    }
+    (output.with_suffix(".json")).write_text(
+        json.dumps({"summary": summary, "examples": meta}, indent=1), encoding="utf-8"
+    )
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m training.build", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clones", type=Path, required=True, help="folder of the corpus's clones")
+    parser.add_argument("-o", "--output", type=Path, default=DATA_DIR / "examples.npz")
+    args = parser.parse_args()
+    print(json.dumps(build(args.clones, args.output), indent=1))
+
+
+if __name__ == "__main__":
+    main()
