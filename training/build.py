@@ -39,9 +39,7 @@ DATA_DIR = Path(__file__).parent / "data"
 CONTEXT = 4096
 # About a tenth of the repositories, one per language family, chosen once by name: their cards
 # are never trained on, so validation loss says how the model does on unseen histories.
-VALIDATION_REPOSITORIES = frozenset(
-    {"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"}
-)
+VALIDATION_REPOSITORIES = frozenset({"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"})
 CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 
 
@@ -99,7 +97,9 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
             try:
                 pr = History(clone).find_pr(str(record["sha"]))
                 read = summarizer.read(pr)
-                prompt = summarizer.writer.build_prompt(read.pr, read.facts, read.diffs, read.commits)
+                prompt = summarizer.writer.build_prompt(
+                    read.pr, read.facts, read.diffs, read.commits
+                )
             except PrsumError as error:
                 skipped[type(error).__name__] = skipped.get(type(error).__name__, 0) + 1
                 continue
@@ -147,7 +147,9 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.build", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m training.build", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--clones", type=Path, required=True, help="folder of the corpus's clones")
     parser.add_argument("-o", "--output", type=Path, default=DATA_DIR / "examples.npz")
     args = parser.parse_args()

@@ -6,8 +6,8 @@ cites present in its PR.
     python -m training.check FILE.jsonl --partial  # one batch: its cards only, no totals
     python -m training.check --clones DIR          # also ground every card in its clone
 
-A clone of `owner/name` is looked for in DIR as `owner+name/repo`, `owner+name`, `name.git` or
-`name` (also from the environment variable PRSUM_CORPUS_CLONES). Exit 0 when all holds, 1 with
+A clone of `owner/name` is looked for in DIR as `owner+name/repo`, `owner+name`,
+`owner+name.git`, `name.git` or `name` (also from the environment variable PRSUM_CORPUS_CLONES). Exit 0 when all holds, 1 with
 one line per problem otherwise.
 """
 
@@ -39,10 +39,16 @@ RECORD_KEYS = {"repo", "range", "sha", "number", *LANGS}
 # The renderer puts the verdict phrase before the paragraph; a paragraph that repeats it reads twice.
 VERDICT_PHRASES = (
     "值得精读",
-    "值得快速浏览",
+    "值得细读",
+    "值得一读",
+    "值得快速",
     "不必精读",
-    "Worth reading closely",
+    "不必细读",
+    "无需精读",
+    "Worth reading",
+    "Worth a close read",
     "Worth a quick read",
+    "Read closely",
     "No need to read",
 )
 MINUTES = {"skip": (0, 0), "skim": (1, 15), "deep": (5, 60)}
@@ -272,6 +278,7 @@ def find_clone(clones: Path, repo: str) -> Path | None:
     for candidate in (
         clones / f"{owner}+{name}" / "repo",
         clones / f"{owner}+{name}",
+        clones / f"{owner}+{name}.git",
         clones / f"{name}.git",
         clones / name,
     ):
