@@ -72,16 +72,17 @@ def chrf_statistics(hypothesis: str, reference: str, order: int = CHRF_ORDER) ->
 
 
 def chrf_score(stats: list[int], order: int = CHRF_ORDER, beta: float = CHRF_BETA) -> float:
-    """chrF from (summed) statistics, as sacrebleu's CHRF._compute_f_score computes it."""
-    eps = 1e-16
+    """chrF from (summed) statistics, as sacrebleu's CHRF._compute_f_score computes it (without
+    eps smoothing: precision and recall averaged over the orders both sides have)."""
     factor = beta**2
     precision = recall = 0.0
     effective = 0
     for n in range(order):
         hyp, ref, match = stats[3 * n : 3 * n + 3]
-        precision += match / hyp if hyp > 0 else eps
-        recall += match / ref if ref > 0 else eps
-        effective += 1 if hyp > 0 and ref > 0 else 0
+        if hyp > 0 and ref > 0:
+            precision += match / hyp
+            recall += match / ref
+            effective += 1
     if effective == 0:
         return 0.0
     precision /= effective

@@ -264,6 +264,8 @@ def test_cards_through_a_server_in_the_cli(repo: RepoBuilder, fake_server: FakeS
         "backend": "openai",
         "server": server_root(fake_server.url),
         "strategy": "fields",
+        "adapter": None,
+        "adapter_sha256": None,
     }
 
 

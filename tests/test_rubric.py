@@ -63,7 +63,8 @@ def facts(category: str = "feature", logic: int = 0, **fields: Any) -> Facts:
         (facts("ci", 0, ci_lines=12), "skim", ("skim", "skip")),
         (facts("ci", 0, ci_lines=1), "skip", ("skip",)),
         (facts("test", 0, test_lines=26), "skim", ("skim",)),
-        (facts("test", 0, test_lines=3), "skip", ("skip",)),
+        (facts("test", 0, test_lines=3), "skip", ("skip", "skim")),  # tests alone: open
+        (facts("test", 0, test_lines=40), "skim", ("skim",)),
         (facts("chore", 0, config_lines=9), "skim", ("skim", "skip")),
         (facts("chore", 0, config_lines=5), "skip", ("skip", "skim")),
     ],
