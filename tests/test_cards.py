@@ -227,3 +227,22 @@ def test_a_50000_line_pr_fits_with_notes_and_coverage(
     backend.answers["概括"] = ["生成大量模块"]
     writer.write(pr, compute_facts(pr, diffs), diffs)
     assert notes_asked == []
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "[rollout, trainer] fix: keep the parser's state (#12)",
+        "fix(parser)!: keep the parser's state (#12)",
+    ],
+)
+def test_a_headline_from_facts_drops_the_titles_convention(repo: RepoBuilder, title: str) -> None:
+    from prsum import prompts
+
+    repo.commit(title, {"src/parser.py": PARSER})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    facts = compute_facts(pr, history.diff(pr))
+    headline = prompts.fallback_headline(pr, facts, None, "en")
+    assert "keep the parser's state" in headline
+    assert "]" not in headline and "fix(" not in headline and "fix:" not in headline

@@ -135,6 +135,8 @@ CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
     },
 }
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
+# `[module] type(scope)!: ` before a title's words (conventional commits, verl/sglang style).
+_CONVENTION = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*(?:[A-Za-z]+(?:\([^)]*\))?!?:\s+)?")
 _DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
 _LEADING_VERB = re.compile(
     r"^(add|adds|added|update|updates|fix|fixes|fixed|make|makes|bump|upgrade|remove|removes|"
@@ -323,7 +325,8 @@ def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: L
         where = f" `{symbol}` 等 " if symbol else " "
         return f"{word}：改动{where}{facts.files_changed} 个文件"
     # The category says "add", "fix" or "bump": the title without its own verb says what.
-    what = _LEADING_VERB.sub("", _DECORATION.sub("", pr.title)).strip() or pr.title
+    what = _LEADING_VERB.sub("", _DECORATION.sub("", _CONVENTION.sub("", pr.title))).strip()
+    what = what or pr.title
     if facts.category == "release" and version:
         return f"Release {version.group(0)}"
     return f"{word}: {what[0].lower() + what[1:] if what[1:2].islower() else what}"
