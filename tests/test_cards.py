@@ -158,7 +158,8 @@ def test_prompts_never_exceed_the_context(repo: RepoBuilder, context: int, style
     try:
         card = write_card(repo, backend, style=style)
     except ConfigError as error:
-        assert context == 1024 and style == "diff", error
+        # Only the smallest context may be refused, in one line naming a size that fits.
+        assert context == 1024 and "use at least" in str(error), error
         return
     assert card.coverage.prompt_tokens <= context
     assert card.coverage.files_total == 40
