@@ -313,8 +313,3 @@ class RangeReport:
     lang: Language
     interrupted: bool = False  # Ctrl-C: the cards are those finished before it
     cache_unwritable: bool = False  # some cards could not be cached; the run went on
-
-    @property
-    def skipped(self) -> tuple[OtherCommit, ...]:
-        """What got no card: bots' direct commits and branch syncs."""
-        return self.discovery.bot_commits + self.discovery.sync_merges

@@ -71,9 +71,6 @@ class FakeBackend:
             for option in options
         ]
 
-    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
-        return sum(self.count_tokens(message["content"]) + 4 for message in messages)
-
     def chat(
         self,
         messages: Sequence[Message],
@@ -84,7 +81,8 @@ class FakeBackend:
     ) -> Completion:
         assert self.chat_format is not None, "chat() on a backend without a chat format"
         prompt = messages[-1]["content"]
-        assert self.count_chat_tokens(messages) + max_tokens <= self.context, "chat overflows"
+        chat = sum(self.count_tokens(message["content"]) + 4 for message in messages)
+        assert chat + max_tokens <= self.context, "chat overflows"
         self.prompts.append(prompt)
         self.samplings.append(sampling)
         self.schemas.append(json_schema)

@@ -100,7 +100,3 @@ class Backend(Protocol):
         """The model's answer to `messages` in its chat format; held to `json_schema` where
         the backend can (capabilities.json_schema), else free text for the caller to check."""
         ...
-
-    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
-        """Tokens of `messages` as chat() sends them, template included."""
-        ...

@@ -317,9 +317,6 @@ class LlamaBackend:
             return [self._tokenizer.token_bos()] if bos else []
         return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=bos, special=special))
 
-    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
-        return len(self.chat_tokens(messages)[0])
-
     def chat(
         self,
         messages: Sequence[Message],

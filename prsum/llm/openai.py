@@ -28,8 +28,6 @@ from prsum.llm import GREEDY, Capabilities, Completion, Message, Sampling
 from prsum.types import ModelInfo
 
 SEED = 42
-# Tokens a chat template adds around each message, for estimating a chat prompt's size.
-CHAT_TOKENS_PER_MESSAGE = 8
 # Alternatives asked for per scoring step; servers cap it (OpenAI's own API at 5).
 TOP_LOGPROBS = 10
 # Tokens an option is scored over; verdict labels are one or two tokens long.
@@ -281,11 +279,6 @@ class OpenAIBackend:
         started = time.perf_counter()
         answer = self._completion(body, grammar)
         return self._completion_of(answer, "text", started)
-
-    def count_chat_tokens(self, messages: Sequence[Message]) -> int:
-        return sum(
-            self.count_tokens(message["content"]) + CHAT_TOKENS_PER_MESSAGE for message in messages
-        )
 
     def chat(
         self,
