@@ -105,7 +105,7 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
                 continue
             ids, stop = tokenizer.chat_tokens(messages_for(prompt))
             # The answer ends as the model's turn ends: the format's end-of-turn token.
-            answer = tokenizer._continuation(answer_text(record[lang]))
+            answer = tokenizer.continuation(answer_text(record[lang]))
             answer += tokenizer.tokenize(stop[0], special=True)[1:]
             if len(answer) > WHOLE_TOKENS or len(ids) + len(answer) > CONTEXT:
                 skipped["too long"] = skipped.get("too long", 0) + 1

@@ -230,12 +230,12 @@ class LlamaBackend:
         text from a repository is never tokenized so, so it cannot forge a turn."""
         return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=True, special=special))
 
-    def _continuation(self, text: str) -> list[int]:
+    def continuation(self, text: str) -> list[int]:
         """Tokens of `text` as it continues a prompt (no BOS)."""
         return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def count_tokens(self, text: str) -> int:
-        return len(self._continuation(text))
+        return len(self.continuation(text))
 
     def _reused_prefix(self, tokens: Sequence[int]) -> int:
         cached = self._llama.input_ids[: self._llama.n_tokens]
@@ -308,7 +308,7 @@ class LlamaBackend:
             if not found:  # a template that rewrites the content: markers and text alike
                 return self.tokenize(prompt, special=True), stop
             tokens += self._tokens(before, special=True, bos=not tokens)
-            tokens += self._continuation(message["content"])
+            tokens += self.continuation(message["content"])
         tokens += self._tokens(rest, special=True, bos=False)
         return tokens, stop
 
@@ -365,7 +365,7 @@ class LlamaBackend:
                 f"prompt of {len(tokens)} tokens does not fit the {self.context_size}-token context"
             )
         reused = self._reused_prefix(tokens)
-        banned = {pieces[0]: -1e4 for pieces in map(self._continuation, banned_starts) if pieces}
+        banned = {pieces[0]: -1e4 for pieces in map(self.continuation, banned_starts) if pieces}
         started = time.perf_counter()
         try:
             result = self._llama.create_completion(
@@ -412,7 +412,7 @@ class LlamaBackend:
         for option in options:
             llama.n_tokens = base
             total = 0.0
-            for token in self._continuation(option):
+            for token in self.continuation(option):
                 total += float(self._last_logprobs()[token])
                 llama.eval([token])
             scores.append(total)
