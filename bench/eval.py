@@ -13,14 +13,18 @@ Per card and per repository, then in total:
 - chrF of the headline and of the paragraph (verdict opening and summary) against the
   reference card, where one exists: character n-grams 1..6, beta 2, sacrebleu's definition,
   corpus-level (statistics summed over the cards);
-- with --lang zh, the CJK share of headline and summary; the headlines the model wrote (the
-  others prsum wrote from facts, having rejected the model's); seconds per card.
+- language: the cards in their language (CJK > 50% of headline and summary letters in zh,
+  none in en); the headlines and paragraphs the model wrote (the others prsum wrote from
+  facts, having rejected the model's); seconds per card.
 
-Cards are always written fresh (the card cache is not used), so the seconds are the model's.
-`--facts-only` loads no model: it scores the facts and the rubric's prior verdict and minutes
-(what the model would start from), in seconds instead of minutes.
+Each language and the default model with and without its adapter are run side by side, card
+by card (`--lang`, `--adapter` narrow it), and compared in a last table. Cards are always
+written fresh (the card cache is not used), so the seconds are the model's. `--facts-only`
+loads no model: it scores the facts and the rubric's prior verdict and minutes (what the model
+would start from), in seconds instead of minutes. `--dump FILE` keeps every card as a JSON line.
 
-    python bench/eval.py [--lang zh|en] [--facts-only] [--only REPO] [--model PATH] [--ctx N]
+    python bench/eval.py [--lang zh|en]... [--adapter both|on|off] [--facts-only] [--only REPO]
+                         [--model PATH] [--ctx N] [--dump FILE]
 """
 
 from __future__ import annotations
@@ -45,9 +49,9 @@ from _common import SHARED
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
-from prsum.render import verdict_opening
+from prsum.render import card_to_dict, verdict_opening
 from prsum.rubric import prior_verdict, reading_minutes
-from prsum.types import Card, Facts, PullRequest, RangeQuery
+from prsum.types import Card, Facts, FileDiff, PullRequest, RangeQuery
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
@@ -154,8 +158,9 @@ class Tally:
     ungrounded: int = 0
     minutes_error: int = 0
     minutes_count: int = 0
-    by_model: int = 0
-    mostly_chinese: int = 0
+    by_model: int = 0  # headlines the model wrote
+    paragraph_by_model: int = 0
+    in_language: int = 0
     seconds: list[float] = field(default_factory=list)
     headline_stats: list[int] = field(default_factory=lambda: [0] * (3 * CHRF_ORDER))
     paragraph_stats: list[int] = field(default_factory=lambda: [0] * (3 * CHRF_ORDER))
@@ -228,121 +233,193 @@ def locate(
     return summarizer.history.find_pr(sha), entry or "not in its range"
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One way of writing the cards: a language, and the default model with or without its
+    adapter (or the model given)."""
+
+    lang: str
+    adapter: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.lang} {'tuned' if self.adapter else 'base'}"
+
+
+def score(
+    reference: dict[str, Any],
+    card: Card,
+    pr: PullRequest,
+    diffs: tuple[FileDiff, ...],
+    tally: Tally,
+) -> str:
+    """Add the card's scores against the reference to `tally`; the chrF cell of its row."""
+    lang = card.lang
+    text = card_text(card)
+    evidence = Evidence.of(pr, diffs)
+    tally.recalled = sum(1 for entity in reference["entities"] if entity in text)
+    tally.entities = len(reference["entities"])
+    tally.ungrounded = sum(1 for cited in cited_names(text) if not evidence.knows(cited))
+    share = cjk_share(f"{card.body.headline} {card.body.summary}")
+    tally.in_language = int(share > 0.5 if lang == "zh" else share == 0)
+    tally.by_model = int(card.body.headline_by_model)
+    tally.paragraph_by_model = int("summary" in card.body.by_model)
+    ref_head, ref_card = reference.get(f"headline_{lang}"), reference.get(f"card_{lang}")
+    if not (ref_head and ref_card):
+        return "-"
+    tally.headline_stats = chrf_statistics(card.body.headline, ref_head)
+    tally.paragraph_stats = chrf_statistics(paragraph(card), ref_card)
+    tally.chrf_cards = 1
+    return f"{chrf_score(tally.headline_stats):.0f}/{chrf_score(tally.paragraph_stats):.0f}"
+
+
+def summary_table(totals: dict[str, Tally]) -> str:
+    """The variants side by side, one row each."""
+    rows = [
+        f"{'variant':<9} {'verdicts':>10} {'entities':>12} {'ungr':>4} {'language':>10} "
+        f"{'chrF head':>9} {'chrF para':>9} {'headlines':>10} {'paragraphs':>10} {'s/card':>6}"
+    ]
+    for label, t in totals.items():
+        seconds = sorted(t.seconds)
+        rows.append(
+            f"{label:<9} {percent(t.verdict, t.cards):>10} {percent(t.recalled, t.entities):>12} "
+            f"{t.ungrounded:>4} {percent(t.in_language, t.cards):>10} "
+            f"{chrf_score(t.headline_stats):9.1f} {chrf_score(t.paragraph_stats):9.1f} "
+            f"{percent(t.by_model, t.cards):>10} {percent(t.paragraph_by_model, t.cards):>10} "
+            f"{seconds[len(seconds) // 2]:6.2f}"
+        )
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--lang", choices=["zh", "en"], default="zh")
-    parser.add_argument("--model", type=Path)
+    parser.add_argument(
+        "--lang", choices=["zh", "en"], action="append", help="repeatable; default: zh and en"
+    )
+    parser.add_argument(
+        "--adapter",
+        choices=["both", "on", "off"],
+        default="both",
+        help="the default model with its adapter, without, or both side by side (default)",
+    )
+    parser.add_argument("--model", type=Path, help="another model (no adapter is applied to it)")
     parser.add_argument("--ctx", type=int)
     parser.add_argument("--facts-only", action="store_true", help="no model: facts and rubric")
     parser.add_argument("--only", action="append", help="only this repository (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no per-card rows")
+    parser.add_argument("--dump", type=Path, help="write every card here, a JSON line each")
     args = parser.parse_args()
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
     spec_of = ranges_of(references)
     cards = [c for c in references["cards"] if not args.only or c["repo"] in args.only]
-    tallies: dict[str, Tally] = defaultdict(Tally)
+    langs = args.lang or ["zh", "en"]
+    adapters = {"both": [True, False], "on": [True], "off": [False]}[args.adapter]
+    if args.facts_only or args.model:
+        adapters = [False] if args.model else [True]
+    variants = [Variant(lang, adapter) for lang in langs for adapter in adapters]
+    if args.facts_only:
+        variants = variants[:1]
+    tallies: dict[Variant, dict[str, Tally]] = {v: defaultdict(Tally) for v in variants}
+    dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     if not args.quiet:
         print(
-            f"{'PR':<14} {'category':<17} {'brk':<3} {'verdict':<7} {'accepted':<9} "
-            f"{'min':>7} {'ent':>5} {'ungr':>4} {'chrF h/p':>9} {'s':>4}  headline"
+            f"{'PR':<14} {'variant':<8} {'category':<17} {'brk':<3} {'verdict':<7} "
+            f"{'accepted':<9} {'min':>7} {'ent':>5} {'ungr':>4} {'chrF h/p':>9} {'s':>4}  headline"
         )
     with tempfile.TemporaryDirectory() as scratch:
-        summarizers: dict[str, Summarizer] = {}
+        summarizers: dict[Variant, Summarizer] = {}
+        current = ""
         discovered: dict[str, dict[str, PullRequest | str]] = {}
         for reference in cards:
             name = reference["repo"]
-            if name not in summarizers:
-                flags = {
-                    "repo": str(fixture(name, Path(scratch))),
-                    "lang": args.lang,
-                    "model": args.model,
-                    "ctx": args.ctx,
-                    "cache": "false",
-                }
-                summarizers[name] = Summarizer(
-                    resolve_settings({k: v for k, v in flags.items() if v})
-                )
-            summarizer = summarizers[name]
+            if name != current:
+                # One repository at a time: each variant's model is loaded once for it.
+                current, summarizers = name, {}
+                for variant in variants:
+                    flags = {
+                        "repo": str(fixture(name, Path(scratch))),
+                        "lang": variant.lang,
+                        "model": args.model,
+                        "ctx": args.ctx,
+                        "cache": "false",
+                        "adapter": "true" if variant.adapter else "false",
+                    }
+                    summarizers[variant] = Summarizer(
+                        resolve_settings({k: v for k, v in flags.items() if v})
+                    )
             spec = spec_of[reference["sha"]]
-            pr, missed = locate(summarizer, reference["sha"], spec, discovered)
-            tally = Tally(cards=1, found=int(not missed))
-            started = time.perf_counter()
-            read = summarizer.read(pr)
-            facts: Facts = read.facts
-            card: Card | None = None
-            if args.facts_only:
-                verdict = prior_verdict(facts)
-                minutes = reading_minutes(verdict, facts)
-            else:
-                card = summarizer.card_for(pr, read)
-                verdict, minutes = card.body.verdict, card.body.minutes
-            tally.seconds.append(time.perf_counter() - started)
-            # A PR that prsum lists apart (as a branch sync) gets no card.
-            verdict_ok = not missed and verdict in reference["verdict"]
-            tally.category = int(facts.category == reference["category"])
-            tally.breaking = int(facts.breaking.is_breaking == reference["breaking"])
-            tally.verdict = int(verdict_ok)
-            if reference.get("minutes") is not None:
-                tally.minutes_error = abs(minutes - reference["minutes"])
-                tally.minutes_count = 1
-            named = unknown = 0
-            chrf_cell = "-"
-            headline = facts.breaking.why if facts.breaking.is_breaking else ""
-            if card is not None:
-                text = card_text(card)
-                named = sum(1 for entity in reference["entities"] if entity in text)
-                evidence = Evidence.of(pr, read.diffs)
-                unknown = sum(1 for cited in cited_names(text) if not evidence.knows(cited))
-                share = cjk_share(f"{card.body.headline} {card.body.summary}")
-                tally.recalled, tally.entities = named, len(reference["entities"])
-                tally.ungrounded = unknown
-                tally.mostly_chinese = int(share > 0.5)
-                tally.by_model = int(card.body.headline_by_model)
-                headline = card.body.headline
-                ref_head = reference.get(f"headline_{args.lang}")
-                ref_card = reference.get(f"card_{args.lang}")
-                if ref_head and ref_card:
-                    head_stats = chrf_statistics(card.body.headline, ref_head)
-                    para_stats = chrf_statistics(paragraph(card), ref_card)
-                    tally.headline_stats, tally.paragraph_stats = head_stats, para_stats
-                    tally.chrf_cards = 1
-                    chrf_cell = f"{chrf_score(head_stats):.0f}/{chrf_score(para_stats):.0f}"
-            tallies[name].add(tally)
-            if not args.quiet:
-                label = f"{name} {pr.label}"
-                category = facts.category
-                if category != reference["category"]:
-                    category += f"≠{reference['category']}"
-                brk = ("B" if facts.breaking.is_breaking else "-") + ("" if tally.breaking else "!")
-                mark = "" if verdict_ok else "✗"
-                ref_minutes = reference.get("minutes")
-                minutes_cell = f"{minutes}/{'-' if ref_minutes is None else ref_minutes}"
-                print(
-                    f"{label:<14} {category:<17} {brk:<3} {verdict + mark:<7} "
-                    f"{'/'.join(reference['verdict']):<9} {minutes_cell:>7} "
-                    f"{named:>2}/{len(reference['entities']):<2} {unknown:>4} {chrf_cell:>9} "
-                    f"{tally.seconds[-1]:>4.1f}  {missed or headline}"
-                )
-    total = Tally()
-    for tally in tallies.values():
-        total.add(tally)
-    print()
-    print(table({**tallies, "total": total}, args.facts_only))
+            for variant in variants:
+                summarizer = summarizers[variant]
+                pr, missed = locate(summarizer, reference["sha"], spec, discovered)
+                tally = Tally(cards=1, found=int(not missed))
+                started = time.perf_counter()
+                read = summarizer.read(pr)
+                facts: Facts = read.facts
+                card: Card | None = None
+                if args.facts_only:
+                    verdict = prior_verdict(facts)
+                    minutes = reading_minutes(verdict, facts)
+                else:
+                    card = summarizer.card_for(pr, read)
+                    verdict, minutes = card.body.verdict, card.body.minutes
+                tally.seconds.append(time.perf_counter() - started)
+                # A PR that prsum lists apart (as a branch sync) gets no card.
+                verdict_ok = not missed and verdict in reference["verdict"]
+                tally.category = int(facts.category == reference["category"])
+                tally.breaking = int(facts.breaking.is_breaking == reference["breaking"])
+                tally.verdict = int(verdict_ok)
+                if reference.get("minutes") is not None:
+                    tally.minutes_error = abs(minutes - reference["minutes"])
+                    tally.minutes_count = 1
+                chrf_cell = "-"
+                headline = facts.breaking.why if facts.breaking.is_breaking else ""
+                if card is not None:
+                    chrf_cell = score(reference, card, pr, read.diffs, tally)
+                    headline = card.body.headline
+                    if dump is not None:
+                        line = {"sha": reference["sha"], "variant": variant.label}
+                        dump.write(json.dumps({**line, **card_to_dict(card)}, ensure_ascii=False))
+                        dump.write("\n")
+                tallies[variant][name].add(tally)
+                if not args.quiet:
+                    label = f"{name} {pr.label}"
+                    category: str = facts.category
+                    if category != reference["category"]:
+                        category += f"≠{reference['category']}"
+                    brk = ("B" if facts.breaking.is_breaking else "-") + (
+                        "" if tally.breaking else "!"
+                    )
+                    mark = "" if verdict_ok else "✗"
+                    ref_minutes = reference.get("minutes")
+                    minutes_cell = f"{minutes}/{'-' if ref_minutes is None else ref_minutes}"
+                    print(
+                        f"{label:<14} {variant.label:<8} {category:<17} {brk:<3} "
+                        f"{verdict + mark:<7} {'/'.join(reference['verdict']):<9} "
+                        f"{minutes_cell:>7} {tally.recalled:>2}/{tally.entities:<2} "
+                        f"{tally.ungrounded:>4} {chrf_cell:>9} {tally.seconds[-1]:>4.1f}  "
+                        f"{missed or headline}",
+                        flush=True,
+                    )
+    if dump is not None:
+        dump.close()
+    totals: dict[str, Tally] = {}
+    for variant in variants:
+        total = Tally()
+        for tally in tallies[variant].values():
+            total.add(tally)
+        totals[variant.label] = total
+        print(f"\n{'facts' if args.facts_only else variant.label}")
+        print(table({**tallies[variant], "total": total}, args.facts_only))
     if not args.facts_only:
-        count = total.cards
-        print(f"\nmodel's headlines   {total.by_model}/{count} (the rest written from facts)")
-        if args.lang == "zh":
-            print(
-                f"mostly Chinese      {total.mostly_chinese}/{count} "
-                "(CJK > 50% of headline and summary letters)"
-            )
-    seconds = sorted(total.seconds)
-    print(
-        f"seconds per card    {sum(seconds) / len(seconds):.2f} "
-        f"(median {seconds[len(seconds) // 2]:.2f})"
-    )
+        print()
+        print(summary_table(totals))
+        print(
+            "\nheadlines, paragraphs: those the model wrote (the rest prsum wrote from facts); "
+            "language: CJK > 50% of headline and summary letters in zh, none in en; "
+            "s/card: median"
+        )
 
 
 if __name__ == "__main__":

@@ -145,17 +145,24 @@ def open_server_backend(settings: Settings) -> OpenAIBackend:
     return backend
 
 
-# Models smaller than this (on disk) continue a raw diff instead of describing it; they are
-# shown each file's digest of definitions instead (see prsum.digest).
+# Models smaller than this (on disk), writing field by field, continue a raw diff instead of
+# describing it; they are shown each file's digest of definitions instead (see prsum.digest).
 SMALL_MODEL_BYTES = 1 << 30
 
 
-def prompt_style_for(settings: Settings, model_bytes: int | None) -> PromptStyle:
-    """The user's choice, else by the model's size; a model of unknown size (a server that
-    does not say) is taken to be a big one."""
+def prompt_style_for(
+    settings: Settings, model_bytes: int | None, strategy: StrategyName
+) -> PromptStyle:
+    """The user's choice, else the diff, except for a small model completing fields one by one.
+
+    A model that writes whole cards answers a chat turn (prsum's adapter trained the default
+    model on the diff view), so it reads the diff. A model of unknown size (a server that
+    does not say) is taken to be a big one.
+    """
     if settings.prompt_style != "auto":
         return settings.prompt_style
-    return "digest" if model_bytes is not None and model_bytes < SMALL_MODEL_BYTES else "diff"
+    small = model_bytes is not None and model_bytes < SMALL_MODEL_BYTES
+    return "digest" if small and strategy == "fields" else "diff"
 
 
 class Summarizer:
@@ -171,7 +178,10 @@ class Summarizer:
         self.settings = settings
         self.history = History(settings.repo)
         self._backend = backend
-        self._style = style if settings.prompt_style == "auto" else settings.prompt_style
+        self._style: PromptStyle | None = None
+        if backend is not None:
+            self._style = style if settings.prompt_style == "auto" else settings.prompt_style
+        self._model_bytes: int | None = None
         self._writer: CardWriter | None = None
         self._model: ResolvedModel | None = None
         self._model_id = backend.info.identity if backend is not None else ""
@@ -194,13 +204,13 @@ class Summarizer:
         if self.settings.backend == "openai":
             server = open_server_backend(self.settings)
             self._backend, self._model_id = server, server.info.identity
-            self._style = prompt_style_for(self.settings, server.model_bytes)
+            self._model_bytes = server.model_bytes
             return
         self._model = resolve_model(self.settings)
         self._model_id = file_sha256(self._model.path, self.settings.cache_dir)
         if self._model.adapter is not None:
             self._model_id += "+" + file_sha256(self._model.adapter, self.settings.cache_dir)
-        self._style = prompt_style_for(self.settings, self._model.path.stat().st_size)
+        self._model_bytes = self._model.path.stat().st_size
 
     @property
     def backend(self) -> Backend:
@@ -222,12 +232,21 @@ class Summarizer:
         return self._strategy
 
     @property
+    def style(self) -> PromptStyle:
+        """How the PR is shown to the model: chosen once, from the setting, the model's size
+        and the strategy."""
+        if self._style is None:
+            self.load()
+            self._style = prompt_style_for(self.settings, self._model_bytes, self.strategy)
+        return self._style
+
+    @property
     def writer(self) -> CardWriter:
         if self._writer is None:
             self._writer = CardWriter(
                 self.backend,
                 self.settings.lang,
-                self._style,
+                self.style,
                 strategy=self.strategy,
                 map_chunks=self.settings.map_chunks,
                 note_store=JsonStore(self.settings.cache_dir / "notes"),
@@ -306,7 +325,7 @@ class Summarizer:
             prompts.PROMPT_VERSION,
             self._model_id,
             settings.lang,
-            self._style,
+            self.style,
             self.strategy,
             str(settings.ctx),  # with the model's hash, this fixes the context size
             str(settings.map_chunks),

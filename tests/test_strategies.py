@@ -11,7 +11,7 @@ import pytest
 
 from prsum.cards import choose_strategy
 from prsum.cards.fields import BASE_MODEL_SAMPLING
-from prsum.cards.whole import WHOLE_SAMPLING, parse_card
+from prsum.cards.whole import WHOLE_SAMPLING, parse_card, sentences
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names
 from prsum.llm import Capabilities
@@ -68,9 +68,6 @@ GOOD = {
 
 def test_a_whole_card_is_the_models_where_every_field_passes(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
-    card, backend = whole_card(repo, {**GOOD, "summary": "```json\n" + GOOD["summary"]})
-    assert card.model.strategy == "whole"
-    assert set(card.body.by_model) == set(EVERY_FIELD) - {"summary"}  # the fence spoils it
     card, backend = whole_card(repo, GOOD)
     assert set(card.body.by_model) == set(EVERY_FIELD)
     assert card.body.summary == GOOD["summary"] and card.body.headline == GOOD["headline"]
@@ -86,7 +83,7 @@ def test_each_botched_field_falls_back_to_ours_and_says_so(repo: RepoBuilder) ->
         "headline": "Adds a parser",  # English in a Chinese card
         "verdict": "maybe",
         "minutes": 90,
-        "summary": "它改了 `nowhere.py`。还改了别的。",  # a file the PR does not touch
+        "summary": "它改了 `nowhere.py` 和 `elsewhere.py`。",  # files the PR does not touch
         "focus": [{"path": "src/other.py", "symbol": None, "why": "不存在的文件"}],
         "lessons": ["参考 `frobnicate` 的写法"],
         "follow_ups": [],
@@ -98,6 +95,23 @@ def test_each_botched_field_falls_back_to_ours_and_says_so(repo: RepoBuilder) ->
     assert [place.path for place in card.body.focus] == ["src/parser.py"]
     assert card.body.lessons == () and card.body.follow_ups  # ours, from facts
     assert card.body.ungrounded_removed == 0
+
+
+def test_a_sentence_the_pr_does_not_back_goes_and_the_rest_stays(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    invented = "它还重写了 `tokenize_all`。"  # a name the PR does not contain
+    unstated = "解析速度提高了 40 倍。"  # a number the PR does not state
+    answer = {**GOOD, "summary": invented + GOOD["summary"] + unstated}
+    card, _ = whole_card(repo, answer)
+    assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
+    card, _ = whole_card(repo, {**GOOD, "summary": invented + unstated})
+    assert "summary" not in card.body.by_model and "tokenize_all" not in card.body.summary
+
+
+def test_sentences_end_outside_code_spans() -> None:
+    text = "It calls `os.path.join`. Then `a.b!` runs! Last one"
+    assert sentences(text, "en") == ["It calls `os.path.join`.", "Then `a.b!` runs!", "Last one"]
+    assert sentences("先看 `x。y`。再看测试。", "zh") == ["先看 `x。y`。", "再看测试。"]
 
 
 @pytest.mark.parametrize("answer", ["no json at all", "[1, 2]", '{"headline": 5'])

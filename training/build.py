@@ -21,17 +21,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from prsum.cards.whole import WHOLE_TOKENS, messages_for
+from prsum.cards.whole import WHOLE_TOKENS, messages_for, sentences
 from prsum.config import default_threads, resolve_settings
 from prsum.errors import PrsumError
+from prsum.grounding import Evidence, cited_names
 from prsum.history import History
 from prsum.llm.llama import LlamaBackend
 from prsum.llm.models import default_model
 from prsum.pipeline import Summarizer
+from prsum.prompts.phrases import PHRASES
+from prsum.types import Language
 from training.check import CORPUS_DIR, Report, find_clone, read_corpus
 from training.sources import is_reference_repository
 
@@ -41,6 +44,40 @@ CONTEXT = 4096
 # are never trained on, so validation loss says how the model does on unseen histories.
 VALIDATION_REPOSITORIES = frozenset({"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"})
 CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
+
+
+def visible_card(card: dict[str, Any], lang: Language, seen: Evidence) -> dict[str, Any] | None:
+    """The card less what names code the prompt does not show, or None when too little is left.
+
+    The corpus was written from whole diffs; the prompt holds what fits in the context. A
+    target naming what the model cannot see teaches it to invent names, so such a summary
+    sentence, focus symbol or item goes; a card whose headline or every summary sentence
+    names unseen code is not trained on.
+    """
+
+    def shown(text: str) -> bool:
+        return all(seen.knows(name) for name in cited_names(text))
+
+    if not shown(card["headline"]):
+        return None
+    kept = [part for part in sentences(card["summary"], lang) if shown(part)]
+    if not kept:
+        return None
+    focus = [
+        {
+            **item,
+            "symbol": item["symbol"] if item["symbol"] and seen.knows(item["symbol"]) else None,
+        }
+        for item in card["focus"]
+        if shown(item["why"])
+    ]
+    return {
+        **card,
+        "summary": PHRASES[lang].sentence_joiner.join(kept),
+        "focus": focus,
+        "lessons": [item for item in card["lessons"] if shown(item)],
+        "follow_ups": [item for item in card["follow_ups"] if shown(item)],
+    }
 
 
 def answer_text(card: dict[str, Any]) -> str:
@@ -86,13 +123,14 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
                         "repo": str(clone),
                         "lang": lang,
                         "ctx": CONTEXT,
-                        "prompt_style": "digest",
+                        "prompt_style": "diff",
+                        "map_chunks": 0,
                         "strategy": "whole",
                         "cache": False,
                     },
                     env={},
                 )
-                summarizers[key] = Summarizer(settings, backend=tokenizer, style="digest")
+                summarizers[key] = Summarizer(settings, backend=tokenizer, style="diff")
             summarizer = summarizers[key]
             try:
                 pr = History(clone).find_pr(str(record["sha"]))
@@ -103,9 +141,14 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
             except PrsumError as error:
                 skipped[type(error).__name__] = skipped.get(type(error).__name__, 0) + 1
                 continue
+            card = cast(dict[str, Any], record[lang])  # checked by training.check
+            target = visible_card(card, lang, Evidence(prompt, frozenset(), ()))
+            if target is None:
+                skipped["names unseen code"] = skipped.get("names unseen code", 0) + 1
+                continue
             ids, stop = tokenizer.chat_tokens(messages_for(prompt))
             # The answer ends as the model's turn ends: the format's end-of-turn token.
-            answer = tokenizer.continuation(answer_text(record[lang]))
+            answer = tokenizer.continuation(answer_text(target))
             answer += tokenizer.tokenize(stop[0], special=True)[1:]
             if len(answer) > WHOLE_TOKENS or len(ids) + len(answer) > CONTEXT:
                 skipped["too long"] = skipped.get("too long", 0) + 1

@@ -9,6 +9,7 @@ cat /tmp/model/part.* > "/tmp/model/$name"
 echo "$(cat .train/model/sha256)  /tmp/model/$name" | sha256sum -c -
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .train/whl/*.whl
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-python3 training/train.py --model "/tmp/model/$name" --data training/data/examples.npz --out "$out"
+python3 training/train.py --model "/tmp/model/$name" --data training/data/examples.npz --out "$out" \
+    --max-seconds 420
 python3 .train/convert/convert_lora_to_gguf.py "$out/adapter" --base "$out/base" \
     --outfile "$out/cards-lora-f16.gguf" --outtype f16

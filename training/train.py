@@ -75,15 +75,22 @@ def batches(items: list[tuple[np.ndarray, int]], budget: int, rng: random.Random
 
 
 def loss_of(model, ids, labels, mask) -> tuple[torch.Tensor, int]:
+    """Summed cross-entropy over the answer tokens, and their count.
+
+    The output matrix is applied to the answer's positions only: the vocabulary is 262k wide,
+    and logits for every prompt position would take most of the step's time and memory.
+    """
     device = next(model.parameters()).device
     ids, labels, mask = ids.to(device), labels.to(device), mask.to(device)
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    causal = model.get_base_model()
+    hidden = causal.model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
     target = labels[:, 1:]
     answer = target != -100
-    # Only the answer's positions, in float32: the vocabulary is 262k wide.
-    loss = torch.nn.functional.cross_entropy(
-        logits[answer].float(), target[answer], reduction="sum"
-    )
+    logits = causal.lm_head(hidden[answer]).float()
+    cap = getattr(causal.config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    loss = torch.nn.functional.cross_entropy(logits, target[answer], reduction="sum")
     return loss, int(answer.sum())
 
 
@@ -107,6 +114,12 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
     parser.add_argument("--limit", type=int, default=0, help="use the first N examples only")
     parser.add_argument("--epochs", type=int, default=HYPERPARAMETERS["epochs"])
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0,
+        help="stop after this long and keep what is trained (a device call has a time limit)",
+    )
     args = parser.parse_args()
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -174,6 +187,9 @@ def main() -> None:
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             running, seen, step = running + float(loss.detach()), seen + n, step + 1
+            if args.max_seconds and time.time() - started > args.max_seconds:
+                log["stopped_at_step"] = step
+                break
         entry = {
             "step": step,
             "epoch": epoch + 1,
@@ -183,6 +199,8 @@ def main() -> None:
         }
         log["curve"].append(entry)
         print(json.dumps(entry), flush=True)
+        if "stopped_at_step" in log:
+            break
     args.out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(args.out / "adapter")
     # llama.cpp's converter reads the base model's config: the architecture named, no

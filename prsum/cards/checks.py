@@ -113,12 +113,19 @@ class AnswerChecker:
             return "copies the title"
         if any(phrase in text for phrase in prompts.facts_phrases(self.lang)):
             return "restates the facts line"
+        if unsupported := self.unsupported(text):
+            return unsupported
+        if not in_language(text, self.lang):
+            return "wrong language"
+        return None
+
+    def unsupported(self, text: str) -> str | None:
+        """The claim of `text` the PR does not back (a name it lacks, a number it does not
+        state), or None."""
         if any(not self.evidence.knows(cited) for cited in cited_names(text)):
             return "names something the PR does not contain"
         if not set(NUMBER.findall(text)) <= self.stated_numbers:
             return "states a number the PR's title and message do not"
-        if not in_language(text, self.lang):
-            return "wrong language"
         return None
 
     def accept(self, text: str, name: str, allow_none: bool = False) -> bool:

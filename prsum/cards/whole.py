@@ -29,6 +29,7 @@ MINUTES: dict[Verdict, tuple[int, int]] = {"skip": (0, 0), "skim": (1, 15), "dee
 _HEADLINE_LIMITS = {"zh": 24, "en": 12}  # CJK characters / words
 _MAX_ITEMS = 3
 _MAX_FOCUS = 4
+_MAX_SENTENCES = 5
 _SENTENCE_END = {"zh": re.compile(r"[。！？]"), "en": re.compile(r"[.!?](?=\s|$)")}
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -73,10 +74,18 @@ def parse_card(text: str) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def sentence_count(text: str, lang: Language) -> int:
-    plain = re.sub(r"`[^`\n]*`", "x", text).strip()
-    ends = len(_SENTENCE_END[lang].findall(plain))
-    return ends + (0 if _SENTENCE_END[lang].search(plain[-1:] or ".") else 1)
+def sentences(text: str, lang: Language) -> list[str]:
+    """The sentences of a paragraph; an end mark inside a code span ends none."""
+    found: list[str] = []
+    start = 0
+    spans = [match.span() for match in re.finditer(r"`[^`\n]*`", text)]
+    for match in _SENTENCE_END[lang].finditer(text):
+        if any(low <= match.start() < high for low, high in spans):
+            continue
+        found.append(text[start : match.end()].strip())
+        start = match.end()
+    found.append(text[start:].strip())
+    return [sentence for sentence in found if sentence]
 
 
 def messages_for(prompt: str) -> list[Message]:
@@ -184,7 +193,11 @@ class WholeStrategy:
         for phrase in PHRASES[self.lang].verdicts.values():
             if text.startswith(phrase):
                 text = text[len(phrase) :].lstrip("：:，,。. ")
-        if not 2 <= sentence_count(text, self.lang) <= 5 or not checker.accept(text, "summary"):
+        # A sentence the PR does not back (an invented name, a number it does not state) is
+        # dropped, not the paragraph: the model's other sentences may still be right.
+        kept = [part for part in sentences(text, self.lang) if checker.unsupported(part) is None]
+        text = PHRASES[self.lang].sentence_joiner.join(kept[:_MAX_SENTENCES])
+        if not kept or not checker.accept(text, "summary"):
             return ""
         return text
 
