@@ -11,7 +11,7 @@ import pytest
 
 from prsum.cards import choose_strategy
 from prsum.cards.fields import BASE_MODEL_SAMPLING
-from prsum.cards.whole import WHOLE_SAMPLING, parse_card, sentences
+from prsum.cards.whole import WHOLE_SAMPLING, parse_card, salvaged, sentences
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names
 from prsum.llm import Capabilities
@@ -106,6 +106,23 @@ def test_a_sentence_the_pr_does_not_back_goes_and_the_rest_stays(repo: RepoBuild
     assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
     card, _ = whole_card(repo, {**GOOD, "summary": invented + unstated})
     assert "summary" not in card.body.by_model and "tokenize_all" not in card.body.summary
+
+
+def test_a_card_cut_off_by_a_loop_keeps_what_it_finished(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    looping = "`render` 把结果拼回去。"
+    whole_json = json.dumps(GOOD, ensure_ascii=False)
+    # The model loops on one sentence until the token limit: no closing quote, no JSON.
+    cut = whole_json[: whole_json.index("两者")] + looping * 6 + "`render` 把结"
+    assert parse_card(cut) is None
+    assert salvaged(cut)["verdict"] == "skim" and salvaged(cut)["minutes"] == 3
+    backend = FakeBackend(chat_format="model", chat_answers=[cut])
+    (card,) = cards_for(repo.path, model=backend, cache=False)
+    assert isinstance(card, Card)
+    assert {"headline", "verdict", "minutes", "summary"} <= set(card.body.by_model)
+    # The loop's sentences are near-copies of one already said: none is kept.
+    assert card.body.summary == GOOD["summary"][: GOOD["summary"].index("两者")]
+    assert "focus" not in card.body.by_model  # not finished: ours
 
 
 def test_sentences_end_outside_code_spans() -> None:

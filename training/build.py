@@ -4,9 +4,10 @@
     python -m training.build --clones DIR [-o training/data/examples.npz]
 
 For each card the PR is read from its clone exactly as a run reads it (first-parent diff,
-redaction, facts), packed as the default model's run packs it (digest view, --ctx 4096), and
-sent through the chat format the embedded backend uses. The answer is the card's JSON in the
-strategy's layout, ended by the format's end-of-turn. Everything is derived from local clones
+redaction, facts), packed as the tuned default model's run packs it (diff view, --ctx 4096,
+no chunk notes), and sent through the chat format the embedded backend uses. The answer is
+the card's JSON in the strategy's layout, less what names code the prompt does not show
+(`visible_card`), ended by the format's end-of-turn. Everything is derived from local clones
 into a git-ignored folder: no fetched content is committed.
 
 Repositories are split for validation by name, not by PR (about 10%), and any PR of a

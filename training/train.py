@@ -30,7 +30,7 @@ HYPERPARAMETERS = {
     "targets": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
     "learning_rate": 3e-4,
     "warmup_steps": 20,
-    "epochs": 3,
+    "epochs": 2,
     "tokens_per_batch": 16384,
     "weight_decay": 0.0,
     "max_grad_norm": 1.0,

@@ -19,6 +19,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
 NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
 
 
@@ -47,9 +48,13 @@ def clean_field(text: str) -> str:
 
 
 def loops(text: str) -> bool:
-    """A small model's loop: one code name said three times or more."""
-    names = re.findall(r"`([^`]+)`", text)
-    return any(names.count(name) >= 3 for name in set(names))
+    """A small model's loop: one code name said three times or more in one sentence (across
+    a paragraph's sentences, the change's main function is rightly named again)."""
+    for sentence in _SENTENCE_END.split(text):
+        names = re.findall(r"`([^`]+)`", sentence)
+        if any(names.count(name) >= 3 for name in set(names)):
+            return True
+    return False
 
 
 def undecorated(text: str) -> str:
@@ -111,13 +116,16 @@ class AnswerChecker:
             return "copied from the examples"
         if name == "headline" and similar(undecorated(text), undecorated(self.title)):
             return "copies the title"
-        if any(phrase in text for phrase in prompts.facts_phrases(self.lang)):
+        if self.restates_facts(text):
             return "restates the facts line"
         if unsupported := self.unsupported(text):
             return unsupported
         if not in_language(text, self.lang):
             return "wrong language"
         return None
+
+    def restates_facts(self, text: str) -> bool:
+        return any(phrase in text for phrase in prompts.facts_phrases(self.lang))
 
     def unsupported(self, text: str) -> str | None:
         """The claim of `text` the PR does not back (a name it lacks, a number it does not

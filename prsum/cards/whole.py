@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from prsum import prompts
 from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
-from prsum.cards.checks import NUMBER, AnswerChecker, clean_field
+from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, similar
 from prsum.llm import Backend, Message, Sampling
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
@@ -58,8 +58,11 @@ CARD_SCHEMA: dict[str, Any] = {
     },
     "required": ["headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups"],
 }
-# Greedy: a card is the same on every run. No repeat penalty: JSON repeats its punctuation.
+# Greedy: a card is the same on every run. No repeat penalty: llama.cpp counts the prompt's
+# last tokens too, so a penalty steers the model away from the PR's own names (measured: fewer
+# of the references' names, lower chrF); a loop is cut off afterwards instead (`salvaged`).
 WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0)
+_STRING_FIELD = r'"{key}"\s*:\s*"((?:[^"\\\n]|\\.)*)(")?'
 
 
 def parse_card(text: str) -> dict[str, Any] | None:
@@ -72,6 +75,27 @@ def parse_card(text: str) -> dict[str, Any] | None:
     except (json.JSONDecodeError, RecursionError):
         return None
     return answer if isinstance(answer, dict) else None
+
+
+def salvaged(text: str) -> dict[str, Any]:
+    """What an unfinished answer completed: the headline, verdict and minutes, and the summary
+    up to its last finished sentence (a model that loops runs into the token limit mid-card).
+    Its loop is removed as the summary's repeated sentences are."""
+    answer: dict[str, Any] = {}
+    for key in ("headline", "verdict", "summary"):
+        match = re.search(_STRING_FIELD.format(key=key), text)
+        if match is None:
+            continue
+        value = match.group(1)
+        if match.group(2) is None:  # cut off: keep the sentences it finished
+            value = value[: max(value.rfind(mark) for mark in "。！？.!?") + 1]
+        try:
+            answer[key] = json.loads(f'"{value}"')
+        except json.JSONDecodeError:
+            continue
+    if minutes := re.search(r'"minutes"\s*:\s*(\d+)', text):
+        answer["minutes"] = int(minutes.group(1))
+    return answer
 
 
 def sentences(text: str, lang: Language) -> list[str]:
@@ -119,7 +143,7 @@ class WholeStrategy:
             json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
         )
         card.usage.add(completion)
-        answer = parse_card(completion.text) or {}
+        answer = parse_card(completion.text) or salvaged(completion.text)
         checker = AnswerChecker.for_card(
             self.lang, self.frame, card.packed.prompt, card.pr, card.evidence
         )
@@ -193,9 +217,15 @@ class WholeStrategy:
         for phrase in PHRASES[self.lang].verdicts.values():
             if text.startswith(phrase):
                 text = text[len(phrase) :].lstrip("：:，,。. ")
-        # A sentence the PR does not back (an invented name, a number it does not state) is
-        # dropped, not the paragraph: the model's other sentences may still be right.
-        kept = [part for part in sentences(text, self.lang) if checker.unsupported(part) is None]
+        # A sentence the PR does not back (an invented name, a number it does not state), one
+        # that restates the facts line and one said before are dropped, not the paragraph: the
+        # model's other sentences may still be right.
+        kept: list[str] = []
+        for part in sentences(text, self.lang):
+            if checker.unsupported(part) or checker.restates_facts(part):
+                continue
+            if not any(similar(part, earlier) for earlier in kept):
+                kept.append(part)
         text = PHRASES[self.lang].sentence_joiner.join(kept[:_MAX_SENTENCES])
         if not kept or not checker.accept(text, "summary"):
             return ""

@@ -27,7 +27,7 @@ from prsum.types import (
 )
 
 # Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 
 
 @dataclass(frozen=True)
