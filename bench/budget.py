@@ -5,7 +5,7 @@ For every PR in ../shared/eval/references.json, builds the prompt a card starts 
 files and code names a good card points to) occur in it:
 
 - prsum, diff view: noise out, tiers by salience, water-filled, hunks with function context;
-- prsum, digest view: each file's changed definitions (what the default model is shown);
+- prsum, digest view: each file's changed definitions (what the base default model is shown);
 - plain truncation: the same frame and title, then the raw diff cut after as many tokens as fit.
 
 Token counts come from the model's own tokenizer (a vocabulary-only load: no weights).
@@ -40,9 +40,10 @@ def truncation_prompt(
     writer: CardWriter, pr: PullRequest, diffs: tuple[FileDiff, ...], raw: str, context: int
 ) -> str:
     facts = compute_facts(pr, diffs)
-    empty = writer.frame + prompts.pr_block(pr, facts, [], "", writer.lang)
+    frame = writer.strategy.frame
+    empty = frame + prompts.pr_block(pr, facts, [], "", writer.lang)
     budget = context - OUTPUT_RESERVE - writer.backend.count_tokens(empty)
-    return writer.frame + prompts.pr_block(
+    return frame + prompts.pr_block(
         pr, facts, [], clip_to_budget(raw, budget, writer.backend), writer.lang
     )
 

@@ -241,9 +241,11 @@ class Variant:
     lang: str
     adapter: bool
 
+    own_model: bool = False  # --model: neither the default nor its adapter
+
     @property
     def label(self) -> str:
-        return f"{self.lang} {'tuned' if self.adapter else 'base'}"
+        return f"{self.lang} {'model' if self.own_model else 'tuned' if self.adapter else 'base'}"
 
 
 def score(
@@ -314,11 +316,15 @@ def main() -> None:
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
     spec_of = ranges_of(references)
     cards = [c for c in references["cards"] if not args.only or c["repo"] in args.only]
-    langs = args.lang or ["zh", "en"]
+    if not cards:
+        raise SystemExit(f"no reference card of {', '.join(args.only)}")
+    langs = list(dict.fromkeys(args.lang or ["zh", "en"]))
     adapters = {"both": [True, False], "on": [True], "off": [False]}[args.adapter]
     if args.facts_only or args.model:
         adapters = [False] if args.model else [True]
-    variants = [Variant(lang, adapter) for lang in langs for adapter in adapters]
+    variants = [
+        Variant(lang, adapter, own_model=bool(args.model)) for lang in langs for adapter in adapters
+    ]
     if args.facts_only:
         variants = variants[:1]
     tallies: dict[Variant, dict[str, Tally]] = {v: defaultdict(Tally) for v in variants}

@@ -55,7 +55,11 @@ def run(
     repo: Path, spec: str, cache_dir: Path, adapter: bool, **flags: object
 ) -> tuple[float, list[Card]]:
     settings = resolve_settings(
-        {"repo": str(repo), "adapter": "true" if adapter else "false", **flags},
+        {
+            "repo": str(repo),
+            "adapter": "true" if adapter else "false",
+            **{name: value for name, value in flags.items() if value is not None},
+        },
         env={"PRSUM_CACHE_DIR": str(cache_dir)},
     )
     started = time.perf_counter()
@@ -180,6 +184,8 @@ def server_runs(
                     cache="false",
                     # The served default model with prsum's adapter writes whole cards.
                     strategy="whole" if adapter else "fields",
+                    # As the embedded tuned model: no chunk notes, which it was not trained on.
+                    map_chunks="0" if adapter else None,
                 )
                 results[jobs] = (seconds, len(cards))
         finally:

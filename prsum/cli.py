@@ -107,7 +107,7 @@ StyleOption = Annotated[
     typer.Option(
         "--prompt-style",
         help="What the model is shown of each file: `digest` (changed definitions), `diff` (the packed diff), "
-        "or `auto` (digest for models under 1 GiB). [default: auto]",
+        "or `auto` (digest for a model under 1 GiB writing field by field, else diff). [default: auto]",
     ),
 ]
 MapChunksOption = Annotated[

@@ -1,6 +1,6 @@
 """A compact, deterministic account of what each file of a PR changes: the definitions touched.
 
-Small models cannot read a raw diff (they continue it instead of describing it), but they can
+Small base models cannot read a raw diff (they continue it instead of describing it), but they can
 phrase a sentence from a list like `store/cache.go: adds evictOldest, SetLimit; changes
 Put`. Bigger models get this digest and the diff itself.
 """

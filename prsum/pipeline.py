@@ -232,6 +232,13 @@ class Summarizer:
         return self._strategy
 
     @property
+    def map_chunks(self) -> int:
+        """Chunk notes per PR: none for a model tuned by prsum's adapter, which learned to write
+        cards from the packed diff alone (it was trained neither to read notes nor to write
+        them); else the setting."""
+        return 0 if self.backend.capabilities.chat == "tuned" else self.settings.map_chunks
+
+    @property
     def style(self) -> PromptStyle:
         """How the PR is shown to the model: chosen once, from the setting, the model's size
         and the strategy."""
@@ -248,7 +255,7 @@ class Summarizer:
                 self.settings.lang,
                 self.style,
                 strategy=self.strategy,
-                map_chunks=self.settings.map_chunks,
+                map_chunks=self.map_chunks,
                 note_store=JsonStore(self.settings.cache_dir / "notes"),
             )
         return self._writer
@@ -328,7 +335,7 @@ class Summarizer:
             self.style,
             self.strategy,
             str(settings.ctx),  # with the model's hash, this fixes the context size
-            str(settings.map_chunks),
+            str(self.map_chunks),
             json.dumps(to_plain(pr), sort_keys=True, ensure_ascii=False),
             *(diff.patch for diff in diffs),
             *(commit.message for commit in commits),

@@ -10,17 +10,20 @@ import jsonschema
 import pytest
 
 from prsum.cards import choose_strategy
+from prsum.cards.checks import loops, said_again, sentences
 from prsum.cards.fields import BASE_MODEL_SAMPLING
-from prsum.cards.whole import WHOLE_SAMPLING, parse_card, salvaged, sentences
+from prsum.cards.whole import WHOLE_SAMPLING, parse_card, salvaged
+from prsum.config import resolve_settings
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names
 from prsum.llm import Capabilities
 from prsum.llm.models import DEFAULT_ADAPTER
+from prsum.pipeline import prompt_style_for
 from prsum.render import card_to_dict
 from prsum.types import Card
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
-from tests.pipeline import cards_for
+from tests.pipeline import cards_for, summarizer_for
 from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
 from tests.test_render import SCHEMA
 
@@ -115,13 +118,13 @@ def test_a_card_cut_off_by_a_loop_keeps_what_it_finished(repo: RepoBuilder) -> N
     # The model loops on one sentence until the token limit: no closing quote, no JSON.
     cut = whole_json[: whole_json.index("两者")] + looping * 6 + "`render` 把结"
     assert parse_card(cut) is None
-    assert salvaged(cut)["verdict"] == "skim" and salvaged(cut)["minutes"] == 3
+    assert salvaged(cut, "zh")["verdict"] == "skim" and salvaged(cut, "zh")["minutes"] == 3
     backend = FakeBackend(chat_format="model", chat_answers=[cut])
     (card,) = cards_for(repo.path, model=backend, cache=False)
     assert isinstance(card, Card)
     assert {"headline", "verdict", "minutes", "summary"} <= set(card.body.by_model)
-    # The loop's sentences are near-copies of one already said: none is kept.
-    assert card.body.summary == GOOD["summary"][: GOOD["summary"].index("两者")]
+    # The looped sentence is kept once, its repeats go, the unfinished end goes.
+    assert card.body.summary == GOOD["summary"][: GOOD["summary"].index("两者")] + looping
     assert "focus" not in card.body.by_model  # not finished: ours
 
 
@@ -129,6 +132,38 @@ def test_sentences_end_outside_code_spans() -> None:
     text = "It calls `os.path.join`. Then `a.b!` runs! Last one"
     assert sentences(text, "en") == ["It calls `os.path.join`.", "Then `a.b!` runs!", "Last one"]
     assert sentences("先看 `x。y`。再看测试。", "zh") == ["先看 `x。y`。", "再看测试。"]
+    assert sentences("他说“好。”然后走了。", "zh") == ["他说“好。”", "然后走了。"]
+
+
+def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
+    assert loops("`a` calls `a` and then `a`.")
+    assert not loops("`a` splits. `a` joins. `a` returns.")  # the main function, named again
+    assert said_again("`render` 把结果拼回去。", "`render` 再把结果拼回去。")
+    assert not said_again("`parse` splits the text.", "`render` joins the text.")
+
+
+def test_a_code_fence_in_the_summary_does_not_spoil_it(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    card, _ = whole_card(repo, {**GOOD, "summary": "```json\n" + GOOD["summary"]})
+    assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
+
+
+def test_the_view_follows_the_model_and_the_strategy(tmp_path: Path) -> None:
+    settings = resolve_settings({"repo": str(tmp_path)}, env={})
+    small, big = 300 << 20, 4 << 30
+    assert prompt_style_for(settings, small, "fields") == "digest"  # a small base model
+    assert prompt_style_for(settings, small, "whole") == "diff"  # the tuned default
+    assert prompt_style_for(settings, big, "fields") == "diff"
+    assert prompt_style_for(settings, None, "fields") == "diff"  # a server that does not say
+    chosen = resolve_settings({"repo": str(tmp_path), "prompt_style": "digest"}, env={})
+    assert prompt_style_for(chosen, small, "whole") == "digest"
+
+
+def test_a_tuned_model_gets_no_chunk_notes(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    tuned = summarizer_for(repo.path, FakeBackend(chat_format="tuned"), map_chunks=4)
+    assert tuned.map_chunks == 0
+    assert summarizer_for(repo.path, FakeBackend(chat_format="model"), map_chunks=4).map_chunks == 4
 
 
 @pytest.mark.parametrize("answer", ["no json at all", "[1, 2]", '{"headline": 5'])

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prsum.cards.checks import sentences
 from prsum.grounding import cited_names
 from training.sources import (
     MAX_PRS_PER_REPOSITORY,
@@ -56,7 +57,6 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _URL = re.compile(r"https?://")
 # Sentence ends outside backticks: CJK full stops, or Latin ones followed by a space or the end.
-_SENTENCE_END = {"zh": re.compile(r"[。！？]"), "en": re.compile(r"[.!?](?=\s|$)")}
 
 
 @dataclass(frozen=True)
@@ -102,14 +102,6 @@ def _strip_code(text: str) -> str:
     return re.sub(r"`[^`\n]*`", "x", text)
 
 
-def sentence_count(text: str, lang: str) -> int:
-    """Sentences of a paragraph, not counting full stops inside backticked code."""
-    plain = _strip_code(text).strip()
-    ends = len(_SENTENCE_END[lang].findall(plain))
-    unterminated = 0 if _SENTENCE_END[lang].search(plain[-1:] or ".") else 1
-    return ends + unterminated
-
-
 def check_card(where: str, lang: str, card: object, report: Report) -> None:
     """One language's card: fields, lengths, language, the paragraph's shape."""
     if not isinstance(card, dict):
@@ -131,9 +123,9 @@ def check_card(where: str, lang: str, card: object, report: Report) -> None:
         report.add(where, f"{lang} headline and summary must be strings")
         return
     _check_headline(where, lang, headline, report)
-    sentences = sentence_count(summary, lang)
-    if not 2 <= sentences <= 5:
-        report.add(where, f"{lang} summary has {sentences} sentences, not 2 to 5")
+    count = len(sentences(summary, "zh" if lang == "zh" else "en"))
+    if not 2 <= count <= 5:
+        report.add(where, f"{lang} summary has {count} sentences, not 2 to 5")
     # A skip card may be short: a floor that asks more only buys filler.
     low_chars = {"zh": 60, "en": 140}[lang] if verdict != "skip" else {"zh": 40, "en": 100}[lang]
     high_chars = 420 if lang == "zh" else 1100

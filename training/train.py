@@ -83,7 +83,8 @@ def loss_of(model, ids, labels, mask) -> tuple[torch.Tensor, int]:
     device = next(model.parameters()).device
     ids, labels, mask = ids.to(device), labels.to(device), mask.to(device)
     causal = model.get_base_model()
-    hidden = causal.model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
+    hidden = causal.model(input_ids=ids, attention_mask=mask, use_cache=False)
+    hidden = hidden.last_hidden_state[:, :-1]
     target = labels[:, 1:]
     answer = target != -100
     logits = causal.lm_head(hidden[answer]).float()
@@ -192,7 +193,9 @@ def main() -> None:
                 break
         entry = {
             "step": step,
-            "epoch": epoch + 1,
+            # A run stopped by --max-seconds logs its last epoch as a part of one (the cosine
+            # schedule then never reached its end).
+            "epoch": epoch + 1 if "stopped_at_step" not in log else f"{epoch + 1} (partial)",
             "train_loss": running / max(seen, 1),
             "validation_loss": validation_loss(model, valid, 65536),
             "seconds": round(time.time() - started, 1),

@@ -19,7 +19,12 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
 NUMBER = re.compile(r"\d+(?:\.\d+)*")
-_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+")
+# A sentence ends at its mark and the closing quotes or brackets after it.
+_SENTENCE_END = {
+    "zh": re.compile(r"[。！？][”’」』）)]*"),
+    "en": re.compile(r"[.!?][\"'”’)]*(?=\s|$)"),
+}
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
 _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
 
 
@@ -47,10 +52,25 @@ def clean_field(text: str) -> str:
     return joiner.join(kept)
 
 
+def sentences(text: str, lang: Language) -> list[str]:
+    """The sentences of a paragraph; an end mark inside a code span ends none."""
+    spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    found: list[str] = []
+    start = 0
+    for match in _SENTENCE_END[lang].finditer(text):
+        if any(low <= match.start() < high for low, high in spans):
+            continue
+        found.append(text[start : match.end()].strip())
+        start = match.end()
+    found.append(text[start:].strip())
+    return [sentence for sentence in found if sentence]
+
+
 def loops(text: str) -> bool:
     """A small model's loop: one code name said three times or more in one sentence (across
     a paragraph's sentences, the change's main function is rightly named again)."""
-    for sentence in _SENTENCE_END.split(text):
+    lang: Language = "zh" if _CJK.search(text) else "en"
+    for sentence in sentences(text, lang):
         names = re.findall(r"`([^`]+)`", sentence)
         if any(names.count(name) >= 3 for name in set(names)):
             return True
@@ -65,6 +85,13 @@ def undecorated(text: str) -> str:
 def similar(text: str, other: str) -> bool:
     """Near-duplicates: a lesson that restates the summary tells the reader nothing new."""
     return difflib.SequenceMatcher(None, text, other).ratio() > 0.6
+
+
+def said_again(sentence: str, earlier: str) -> bool:
+    """A sentence a looping model says again, near word for word (parallel sentences about
+    different names are not)."""
+    mine, theirs = undecorated(sentence), undecorated(earlier)
+    return mine in theirs or difflib.SequenceMatcher(None, mine, theirs).ratio() > 0.85
 
 
 def copied(text: str, pr_text: str, frame: str, lang: Language) -> bool:

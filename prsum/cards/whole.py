@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from prsum import prompts
 from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
-from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, similar
+from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, said_again, sentences
 from prsum.llm import Backend, Message, Sampling
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
@@ -30,7 +30,6 @@ _HEADLINE_LIMITS = {"zh": 24, "en": 12}  # CJK characters / words
 _MAX_ITEMS = 3
 _MAX_FOCUS = 4
 _MAX_SENTENCES = 5
-_SENTENCE_END = {"zh": re.compile(r"[。！？]"), "en": re.compile(r"[.!?](?=\s|$)")}
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 CARD_SCHEMA: dict[str, Any] = {
@@ -62,6 +61,7 @@ CARD_SCHEMA: dict[str, Any] = {
 # last tokens too, so a penalty steers the model away from the PR's own names (measured: fewer
 # of the references' names, lower chrF); a loop is cut off afterwards instead (`salvaged`).
 WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0)
+_FINISHED = re.compile(r"[。！？.!?][”’」』）)\"']*$")
 _STRING_FIELD = r'"{key}"\s*:\s*"((?:[^"\\\n]|\\.)*)(")?'
 
 
@@ -77,39 +77,28 @@ def parse_card(text: str) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def salvaged(text: str) -> dict[str, Any]:
-    """What an unfinished answer completed: the headline, verdict and minutes, and the summary
-    up to its last finished sentence (a model that loops runs into the token limit mid-card).
-    Its loop is removed as the summary's repeated sentences are."""
+def salvaged(text: str, lang: Language) -> dict[str, Any]:
+    """What an unfinished answer completed (a model that loops runs into the token limit
+    mid-card): the headline and verdict it closed, the minutes, and the summary's finished
+    sentences."""
     answer: dict[str, Any] = {}
     for key in ("headline", "verdict", "summary"):
         match = re.search(_STRING_FIELD.format(key=key), text)
-        if match is None:
+        if match is None or (match.group(2) is None and key != "summary"):
             continue
-        value = match.group(1)
-        if match.group(2) is None:  # cut off: keep the sentences it finished
-            value = value[: max(value.rfind(mark) for mark in "。！？.!?") + 1]
         try:
-            answer[key] = json.loads(f'"{value}"')
-        except json.JSONDecodeError:
-            continue
+            value = json.loads(f'"{match.group(1)}"')
+        except json.JSONDecodeError:  # cut inside an escape
+            value = match.group(1)
+        if match.group(2) is None:  # the summary, cut off: keep its finished sentences
+            finished = sentences(value, lang)
+            if finished and not _FINISHED.search(finished[-1]):
+                finished.pop()
+            value = PHRASES[lang].sentence_joiner.join(finished)
+        answer[key] = value
     if minutes := re.search(r'"minutes"\s*:\s*(\d+)', text):
         answer["minutes"] = int(minutes.group(1))
     return answer
-
-
-def sentences(text: str, lang: Language) -> list[str]:
-    """The sentences of a paragraph; an end mark inside a code span ends none."""
-    found: list[str] = []
-    start = 0
-    spans = [match.span() for match in re.finditer(r"`[^`\n]*`", text)]
-    for match in _SENTENCE_END[lang].finditer(text):
-        if any(low <= match.start() < high for low, high in spans):
-            continue
-        found.append(text[start : match.end()].strip())
-        start = match.end()
-    found.append(text[start:].strip())
-    return [sentence for sentence in found if sentence]
 
 
 def messages_for(prompt: str) -> list[Message]:
@@ -143,7 +132,7 @@ class WholeStrategy:
             json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
         )
         card.usage.add(completion)
-        answer = parse_card(completion.text) or salvaged(completion.text)
+        answer = parse_card(completion.text) or salvaged(completion.text, self.lang)
         checker = AnswerChecker.for_card(
             self.lang, self.frame, card.packed.prompt, card.pr, card.evidence
         )
@@ -212,7 +201,8 @@ class WholeStrategy:
     def _summary(self, value: Any, checker: AnswerChecker) -> str:
         if not isinstance(value, str):
             return ""
-        text = " ".join(value.split())
+        # A stray code fence would pair its backticks with the code spans after it.
+        text = " ".join(re.sub(r"```\w*", "", value).split())
         # The renderer prints the verdict phrase: a paragraph that opens with one says it twice.
         for phrase in PHRASES[self.lang].verdicts.values():
             if text.startswith(phrase):
@@ -224,7 +214,7 @@ class WholeStrategy:
         for part in sentences(text, self.lang):
             if checker.unsupported(part) or checker.restates_facts(part):
                 continue
-            if not any(similar(part, earlier) for earlier in kept):
+            if not any(said_again(part, earlier) for earlier in kept):
                 kept.append(part)
         text = PHRASES[self.lang].sentence_joiner.join(kept[:_MAX_SENTENCES])
         if not kept or not checker.accept(text, "summary"):

@@ -43,10 +43,7 @@ class CardWriter:
         self.style = style
         self.strategy = make_strategy(strategy, backend, lang)
         # Chunk notes and highlights are completions a base model writes, whatever the card's
-        # strategy. A model tuned by prsum's adapter learned to write cards from the packed
-        # diff alone: it is neither trained on notes nor to write them, so it gets none.
-        if backend.capabilities.chat == "tuned":
-            map_chunks = 0
+        # strategy.
         self.packer = Packer(
             backend,
             lang,
