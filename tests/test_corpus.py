@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from prsum.grounding import Evidence
 from training import check
-from training.build import DATA_DIR
+from training.build import DATA_DIR, visible_card
 
 CLONES = DATA_DIR / "clones"  # made by `python -m training.build` where the clones are
 
@@ -52,3 +53,28 @@ def test_held_out_cards_are_well_formed(capsys: pytest.CaptureFixture[str]) -> N
     held_out = sorted((check.CORPUS_DIR.parent / "held-out").glob("*.jsonl"))
     assert held_out
     assert check.main([*map(str, held_out), "--partial"]) == 0, capsys.readouterr().out
+
+
+def test_a_training_answer_keeps_only_what_its_prompt_shows() -> None:
+    card = {
+        "headline": "The cache gets a size limit",
+        "verdict": "deep",
+        "minutes": 10,
+        "summary": "`Put` now calls `evictOldest`. It also rewrites `compact`. Read the test.",
+        "focus": [
+            {"path": "store/cache.go", "symbol": "compact", "why": "the eviction order"},
+            {"path": "store/cache.go", "symbol": "Put", "why": "calls `compact` first"},
+        ],
+        "lessons": ["One helper keeps every write path under the limit."],
+        "follow_ups": ["Benchmark `compact`."],
+    }
+    shown = Evidence("func (c *Cache) Put() { c.evictOldest() }", frozenset(), ())
+    target = visible_card(card, "en", shown)
+    assert target is not None
+    assert target["summary"] == "`Put` now calls `evictOldest`. Read the test."
+    assert target["focus"] == [
+        {"path": "store/cache.go", "symbol": None, "why": "the eviction order"}
+    ]
+    assert target["lessons"] == card["lessons"] and target["follow_ups"] == []
+    nothing = Evidence("func other() {}", frozenset(), ())
+    assert visible_card({**card, "summary": "`Put` calls `compact`."}, "en", nothing) is None
