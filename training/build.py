@@ -26,7 +26,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from prsum.cards.checks import sentences
+from prsum.cards.checks import pr_part, sentences
 from prsum.cards.whole import WHOLE_TOKENS, messages_for
 from prsum.config import default_threads, resolve_settings
 from prsum.errors import PrsumError
@@ -144,9 +144,8 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
                 skipped[type(error).__name__] = skipped.get(type(error).__name__, 0) + 1
                 continue
             card = cast(dict[str, Any], record[lang])  # checked by training.check
-            # What the prompt shows of the PR: the frame's own words do not count.
-            frame = summarizer.writer.strategy.frame
-            shown = prompt[len(frame) :] if prompt.startswith(frame) else prompt
+            # The frame's own words do not count as shown.
+            shown = pr_part(prompt, summarizer.writer.strategy.frame)
             target = visible_card(card, lang, Evidence(shown, frozenset(), ()))
             if target is None:
                 skipped["names unseen code"] = skipped.get("names unseen code", 0) + 1

@@ -94,6 +94,11 @@ def said_again(sentence: str, earlier: str) -> bool:
     return mine in theirs or difflib.SequenceMatcher(None, mine, theirs).ratio() > 0.85
 
 
+def pr_part(prompt: str, frame: str) -> str:
+    """What a prompt shows of the PR: all but its fixed frame (instructions, examples)."""
+    return prompt[len(frame) :] if prompt.startswith(frame) else prompt
+
+
 def copied(text: str, pr_text: str, frame: str, lang: Language) -> bool:
     """Whether `text` lifts a run from the prompt's frame (its examples) that the PR lacks."""
     window = 8 if lang == "zh" else 24
@@ -120,7 +125,7 @@ class AnswerChecker:
         return cls(
             lang=lang,
             frame=frame,
-            pr_text=prompt[len(frame) :] if prompt.startswith(frame) else prompt,
+            pr_text=pr_part(prompt, frame),
             title=pr.title,
             stated_numbers=set(NUMBER.findall(f"{pr.title}\n{pr.message}")),
             evidence=evidence,
