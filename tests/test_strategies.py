@@ -16,7 +16,7 @@ from prsum.cards.whole import WHOLE_SAMPLING, parse_card, salvaged
 from prsum.config import resolve_settings
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names
-from prsum.llm import Capabilities
+from prsum.llm import Capabilities, RepeatBreaker, repeat_penalties
 from prsum.llm.models import DEFAULT_ADAPTER
 from prsum.pipeline import prompt_style_for
 from prsum.render import card_to_dict
@@ -140,6 +140,27 @@ def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
     assert not loops("`a` splits. `a` joins. `a` returns.")  # the main function, named again
     assert said_again("`render` 把结果拼回去。", "`render` 再把结果拼回去。")
     assert not said_again("`parse` splits the text.", "`render` joins the text.")
+
+
+BREAKER = RepeatBreaker(allowed=3, multiplier=1.0, base=2.0)
+QUOTE = 0  # a token with a quote in it: no repeat stretches across it
+
+
+def no_breaks(token: int) -> bool:
+    return token == QUOTE
+
+
+def test_a_token_that_would_continue_a_long_repeat_is_penalized() -> None:
+    # 1 2 3 4 was written, then 9, then 1 2 3 again: 4 would repeat a stretch of four.
+    assert repeat_penalties([1, 2, 3, 4, 9, 1, 2, 3], no_breaks, BREAKER) == {4: 1.0}
+    # Each token further into the repeat doubles the penalty.
+    assert repeat_penalties([1, 2, 3, 4, 5, 9, 1, 2, 3, 4], no_breaks, BREAKER) == {5: 2.0}
+
+
+def test_a_short_repeat_or_one_across_a_quote_costs_nothing() -> None:
+    assert repeat_penalties([1, 2, 7, 9, 1, 2], no_breaks, BREAKER) == {}
+    assert repeat_penalties([1, QUOTE, 3, 4, 9, 1, QUOTE, 3], no_breaks, BREAKER) == {}
+    assert repeat_penalties([5], no_breaks, BREAKER) == {}
 
 
 def test_a_code_fence_in_the_summary_does_not_spoil_it(repo: RepoBuilder) -> None:

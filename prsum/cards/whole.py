@@ -17,7 +17,7 @@ from typing import Any, Final
 from prsum import prompts
 from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
 from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, said_again, sentences
-from prsum.llm import Backend, Message, Sampling
+from prsum.llm import Backend, Message, RepeatBreaker, Sampling
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import CardBody, Facts, Focus, Language, Verdict
@@ -59,8 +59,10 @@ CARD_SCHEMA: dict[str, Any] = {
 }
 # Greedy: a card is the same on every run. No repeat penalty: llama.cpp counts the prompt's
 # last tokens too, so a penalty steers the model away from the PR's own names (measured: fewer
-# of the references' names, lower chrF); a loop is cut off afterwards instead (`salvaged`).
-WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0)
+# of the references' names, lower chrF). The breaker counts the answer only and lets a loop
+# grow no longer than a few tokens past `allowed`; what a loop still spoils is cut off
+# afterwards (`salvaged`).
+WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0, breaker=RepeatBreaker())
 _FINISHED = re.compile(r"[。！？.!?][”’」』）)\"']*$")
 _STRING_FIELD = r'"{key}"\s*:\s*"((?:[^"\\\n]|\\.)*)(")?'
 

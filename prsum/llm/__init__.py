@@ -9,7 +9,7 @@ backend's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -32,11 +32,52 @@ class Completion:
 
 
 @dataclass(frozen=True)
+class RepeatBreaker:
+    """A "don't repeat yourself" (DRY) penalty over the answer's own tokens: a token that would
+    continue a stretch the answer already wrote, longer than `allowed` tokens, loses
+    `multiplier * base ** (length - allowed)` of its logit. A long repeat becomes unlikely fast,
+    while a name said twice costs little. Only the answer counts, not the prompt: repeating
+    the PR's own names is what a card should do (a repeat penalty over the prompt steers the
+    model away from them). A stretch does not cross a token with a quote or a newline in it,
+    so the JSON's own structure ("key": "…", list items) never counts as a repeat. The embedded
+    backend applies it; a server is sent none (llama.cpp's server scans the prompt too)."""
+
+    allowed: int = 10
+    multiplier: float = 0.8
+    base: float = 1.75
+
+
+@dataclass(frozen=True)
 class Sampling:
     """How to pick tokens: greedy by default, so that a card is the same on every run."""
 
     temperature: float = 0.0
     repeat_penalty: float = 1.0
+    breaker: RepeatBreaker | None = None
+
+
+def repeat_penalties(
+    answer: Sequence[int], breaks: Callable[[int], bool], breaker: RepeatBreaker
+) -> dict[int, float]:
+    """The logit to take from each next token that would continue one of the answer's
+    repeats (`breaks(token)`: the token ends a stretch)."""
+    size = len(answer)
+    if size < 2 or breaks(answer[-1]):
+        return {}
+    penalties: dict[int, float] = {}
+    for end in range(size - 1):  # answer[: end + 1] ends as the answer does; answer[end + 1] next
+        length = 0
+        while (
+            length <= end
+            and answer[end - length] == answer[size - 1 - length]
+            and not breaks(answer[end - length])
+        ):
+            length += 1
+        if length >= breaker.allowed:
+            penalty = breaker.multiplier * breaker.base ** (length - breaker.allowed)
+            token = answer[end + 1]
+            penalties[token] = max(penalties.get(token, 0.0), penalty)
+    return penalties
 
 
 GREEDY = Sampling()

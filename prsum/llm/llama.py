@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 
 from prsum.errors import GenerationError, ModelError
-from prsum.llm import GREEDY, Capabilities, ChatFormatSource, Completion, Message, Sampling
+from prsum.llm import (
+    GREEDY,
+    Capabilities,
+    ChatFormatSource,
+    Completion,
+    Message,
+    RepeatBreaker,
+    Sampling,
+    repeat_penalties,
+)
 from prsum.types import ModelInfo
 
 # Chat formats prsum knows for model families whose base models ship no template (by
@@ -152,7 +161,7 @@ class LlamaBackend:
         adapter: Path | None = None,
         adapter_sha256: str | None = None,
     ) -> None:
-        """`adapter`: a LoRA adapter (GGUF) applied to the weights at load."""
+        """`adapter`: prsum's LoRA adapter (GGUF), merged into `path` (prsum.llm.merge)."""
         self._path = path
         self._adapter = adapter
         self._adapter_sha256 = adapter_sha256
@@ -183,7 +192,6 @@ class LlamaBackend:
                     # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
                     swa_full=True,
                     seed=SEED,
-                    lora_path=str(self._adapter) if self._adapter and not vocab_only else None,
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -366,6 +374,9 @@ class LlamaBackend:
             )
         reused = self._reused_prefix(tokens)
         banned = {pieces[0]: -1e4 for pieces in map(self.continuation, banned_starts) if pieces}
+        processors = (
+            [self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []
+        )
         started = time.perf_counter()
         try:
             result = self._llama.create_completion(
@@ -377,6 +388,7 @@ class LlamaBackend:
                 seed=SEED,
                 stop=list(stop),
                 logit_bias=banned or None,
+                logits_processor=processors or None,
                 grammar=LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
             )
         except (ValueError, RuntimeError) as exc:
@@ -389,6 +401,24 @@ class LlamaBackend:
             completion_tokens=int(usage["completion_tokens"]),
             seconds=time.perf_counter() - started,
         )
+
+    def _repeat_breaker(self, start: int, breaker: RepeatBreaker) -> Any:
+        """A logits processor applying `breaker` to the tokens generated after `start`."""
+        ends_stretch: dict[int, bool] = {}
+
+        def breaks(token: int) -> bool:
+            if token not in ends_stretch:
+                piece = self._tokenizer.detokenize([token]).decode("utf-8", errors="replace")
+                ends_stretch[token] = '"' in piece or "\n" in piece
+            return ends_stretch[token]
+
+        def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+            answer = input_ids[start:].tolist()
+            for token, penalty in repeat_penalties(answer, breaks, breaker).items():
+                scores[token] -= penalty
+            return scores
+
+        return process
 
     def _last_logprobs(self) -> np.ndarray:
         import llama_cpp
