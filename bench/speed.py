@@ -20,7 +20,7 @@ import argparse
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -93,9 +93,11 @@ def main() -> None:
         root = Path(scratch)
         repo = args.repo or fixture_clone("typer", root)
         cache = root / "model-cache"
-        # The default model is assembled and optimized once per machine: not part of a run.
+        # The default model is assembled, optimized and merged with the adapter once per
+        # machine: not part of a run.
         settings = resolve_settings({}, env={"PRSUM_CACHE_DIR": str(cache)})
-        resolved = resolve_model(settings)
+        served_model = resolve_model(replace(settings, adapter=variants[0].adapter)).path
+        resolve_model(replace(settings, adapter=variants[-1].adapter))
         for index in range(args.pairs):
             for variant in variants:
                 run_cache = root / f"run-{variant.adapter}-{index}"
@@ -114,8 +116,8 @@ def main() -> None:
             else server_runs(
                 repo,
                 args.range,
-                resolved.path,
-                resolved.adapter if variants[0].adapter else None,
+                served_model,
+                variants[0].adapter,
                 root,
             )
         )
@@ -165,12 +167,13 @@ def report(variant: Measured) -> None:
 
 
 def server_runs(
-    repo: Path, spec: str, model: Path, adapter: Path | None, scratch: Path
+    repo: Path, spec: str, model: Path, tuned: bool, scratch: Path
 ) -> dict[int, tuple[float, int]]:
-    """Fresh runs (no cache) through llama_cpp.server on 127.0.0.1, with one and two jobs."""
+    """Fresh runs (no cache) through llama_cpp.server on 127.0.0.1, with one and two jobs;
+    `tuned`: `model` has prsum's adapter merged in."""
     results: dict[int, tuple[float, int]] = {}
     with (scratch / "server.log").open("w") as log:
-        process, url = llama_server.start(model, log, adapter=adapter)
+        process, url = llama_server.start(model, log)
         try:
             for jobs in (1, 2):
                 seconds, cards = run(
@@ -183,9 +186,9 @@ def server_runs(
                     jobs=jobs,
                     cache="false",
                     # The served default model with prsum's adapter writes whole cards.
-                    strategy="whole" if adapter else "fields",
+                    strategy="whole" if tuned else "fields",
                     # As the embedded tuned model: no chunk notes, which it was not trained on.
-                    map_chunks="0" if adapter else None,
+                    map_chunks="0" if tuned else None,
                 )
                 results[jobs] = (seconds, len(cards))
         finally:

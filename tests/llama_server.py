@@ -29,11 +29,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(
-    model: Path, log: IO[str], ctx: int = 4096, adapter: Path | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """The server running `model` (with a LoRA `adapter`) on 127.0.0.1, once it answers; the
-    process and its base URL."""
+def start(model: Path, log: IO[str], ctx: int = 4096) -> tuple[subprocess.Popen[bytes], str]:
+    """The server running `model` on 127.0.0.1, once it answers; the process and its base URL."""
     port = _free_port()
     threads = str(len(os.sched_getaffinity(0)))
     process = subprocess.Popen(
@@ -43,7 +40,6 @@ def start(
             *("--n_threads", threads, "--n_threads_batch", threads),
             # The model family's chat format: the default model, a base model, has no template.
             *("--chat_format", "gemma"),
-            *(("--lora_path", str(adapter)) if adapter else ()),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

