@@ -116,6 +116,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="use the first N examples only")
     parser.add_argument("--epochs", type=int, default=HYPERPARAMETERS["epochs"])
     parser.add_argument(
+        "--rank", type=int, default=HYPERPARAMETERS["rank"], help="LoRA rank (alpha: twice it)"
+    )
+    parser.add_argument(
+        "--tokens-per-batch",
+        type=int,
+        default=HYPERPARAMETERS["tokens_per_batch"],
+        help="padded tokens per batch (more: fewer, faster steps)",
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=0,
@@ -125,7 +134,13 @@ def main() -> None:
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    h = {**HYPERPARAMETERS, "epochs": args.epochs}
+    h = {
+        **HYPERPARAMETERS,
+        "epochs": args.epochs,
+        "rank": args.rank,
+        "alpha": 2 * args.rank,
+        "tokens_per_batch": args.tokens_per_batch,
+    }
     device = torch.device(args.device)
     random.seed(h["seed"])
     np.random.seed(h["seed"])
