@@ -259,3 +259,20 @@ def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="does not fit"):
         merge_adapter(model, adapter, tmp_path / "t.gguf")
     assert not list(tmp_path.glob("*t.gguf*"))  # nothing partial is left behind
+
+
+@pytest.mark.model
+def test_the_repeat_breaker_ends_a_greedy_loop(default_model: Path) -> None:
+    from prsum.llm import RepeatBreaker, Sampling
+    from prsum.llm.llama import LlamaBackend
+
+    backend = LlamaBackend(default_model, ctx_cap=512, threads=2, sha256="0" * 64)
+    phrase = "the parser splits the text into words and the renderer joins them back"
+    prompt = "Notes: " + f"{phrase}, " * 4  # the base model, greedy, goes on repeating it
+
+    def answer(sampling: Sampling) -> str:
+        return backend.complete(prompt, max_tokens=96, stop=["\n\n"], sampling=sampling).text
+
+    assert answer(Sampling()).count(phrase) >= 3
+    # The prompt's copies do not count: the answer may say it once, not again.
+    assert answer(Sampling(breaker=RepeatBreaker())).count(phrase) <= 1
