@@ -270,9 +270,15 @@ def test_the_repeat_breaker_ends_a_greedy_loop(default_model: Path) -> None:
     phrase = "the parser splits the text into words and the renderer joins them back"
     prompt = "Notes: " + f"{phrase}, " * 4  # the base model, greedy, goes on repeating it
 
-    def answer(sampling: Sampling) -> str:
-        return backend.complete(prompt, max_tokens=96, stop=["\n\n"], sampling=sampling).text
+    def answer(sampling: Sampling, banned: tuple[str, ...] = ()) -> str:
+        return backend.complete(
+            prompt, max_tokens=96, stop=["\n\n"], sampling=sampling, banned_starts=banned
+        ).text
 
-    assert answer(Sampling()).count(phrase) >= 3
+    plain = answer(Sampling())
+    assert plain.startswith("\n") and plain.count(phrase) >= 3
     # The prompt's copies do not count: the answer may say it once, not again.
     assert answer(Sampling(breaker=RepeatBreaker())).count(phrase) <= 1
+    # Together with a banned start, both hold.
+    both = answer(Sampling(breaker=RepeatBreaker()), banned=("\n",))
+    assert not both.startswith("\n") and both.count(phrase) <= 1

@@ -135,6 +135,16 @@ def requantize_output_matrix(source: Path, target: Path, threads: int) -> None:
         partial.unlink(missing_ok=True)
 
 
+def _banning(tokens: Sequence[int]) -> Any:
+    """A logits processor that rules `tokens` out as the next token."""
+
+    def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        scores[list(tokens)] = -1e4
+        return scores
+
+    return process
+
+
 def _install_log_callback() -> None:
     """Send llama.cpp's C-level log lines to Python logging instead of straight to stderr."""
     import llama_cpp
@@ -373,10 +383,13 @@ class LlamaBackend:
                 f"prompt of {len(tokens)} tokens does not fit the {self.context_size}-token context"
             )
         reused = self._reused_prefix(tokens)
-        banned = {pieces[0]: -1e4 for pieces in map(self.continuation, banned_starts) if pieces}
-        processors = (
-            [self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []
-        )
+        banned = [pieces[0] for pieces in map(self.continuation, banned_starts) if pieces]
+        # Our own processors, not llama-cpp-python's logit_bias: given both, 0.3.36 drops both
+        # (it assigns the result of list.extend, None).
+        processors = [
+            *([_banning(banned)] if banned else []),
+            *([self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []),
+        ]
         started = time.perf_counter()
         try:
             result = self._llama.create_completion(
@@ -387,7 +400,6 @@ class LlamaBackend:
                 repeat_penalty=sampling.repeat_penalty,
                 seed=SEED,
                 stop=list(stop),
-                logit_bias=banned or None,
                 logits_processor=processors or None,
                 grammar=LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
             )
