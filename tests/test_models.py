@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -282,3 +283,13 @@ def test_the_repeat_breaker_ends_a_greedy_loop(default_model: Path) -> None:
     # Together with a banned start, both hold.
     both = answer(Sampling(breaker=RepeatBreaker()), banned=("\n",))
     assert not both.startswith("\n") and both.count(phrase) <= 1
+
+
+def test_without_gguf_the_merge_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prsum.llm.merge import merge_adapter
+
+    monkeypatch.setitem(sys.modules, "gguf", None)  # an import of it now fails
+    with pytest.raises(ModelError, match=r"needs the gguf package: pip install"):
+        merge_adapter(tmp_path / "m.gguf", tmp_path / "a.gguf", tmp_path / "t.gguf")

