@@ -245,6 +245,31 @@ def test_an_adapter_is_merged_into_the_weights_it_names(tmp_path: Path) -> None:
     assert np.array_equal(merged["blk.0.attn_norm.weight"].data, norm)  # untouched
 
 
+def test_a_new_adapter_replaces_the_merge_of_the_old_one(tmp_path: Path) -> None:
+    pytest.importorskip("gguf")
+    rng = np.random.default_rng(3)
+    model = tmp_path / "base.gguf"
+    write_gguf(model, {"blk.0.attn_q.weight.q8": rng.normal(size=(8, 64)).astype(np.float32)})
+    other = tmp_path / "models" / "other.0123456789ab.tuned.gguf"  # another model's merge
+    other.parent.mkdir()
+    other.write_bytes(b"GGUF")
+
+    def adapter(name: str) -> Path:
+        path = tmp_path / name
+        lora = {
+            "blk.0.attn_q.weight.lora_a": rng.normal(size=(2, 64)).astype(np.float32),
+            "blk.0.attn_q.weight.lora_b": rng.normal(size=(8, 2)).astype(np.float32),
+        }
+        write_gguf(path, lora, adapter_lora_alpha=4.0)
+        return path
+
+    first = tuned(model, adapter("one.gguf"), tmp_path)
+    assert tuned(model, tmp_path / "one.gguf", tmp_path) == first  # reused, not merged again
+    second = tuned(model, adapter("two.gguf"), tmp_path)
+    assert second != first and second.is_file() and not first.exists()
+    assert other.is_file()  # only this model's merges are replaced
+
+
 def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("gguf")
     from prsum.llm.merge import merge_adapter

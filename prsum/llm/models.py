@@ -115,13 +115,18 @@ def optimized(source: Path, cache_dir: Path, threads: int, target: Path | None =
 
 def tuned(model: Path, adapter: Path, cache_dir: Path) -> Path:
     """`model` with `adapter` merged in, written into the cache once (named by both hashes,
-    so a new adapter never meets a stale merge) and reused from there."""
+    so a new adapter never meets a stale merge) and reused from there. Writing it removes the
+    merges of `model` with earlier adapters: each is a whole model (about 200 MB), and an
+    upgrade would otherwise leave one behind every release."""
     from prsum.llm.merge import merge_adapter
 
     sha = file_sha256(adapter, cache_dir)
     target = cache_dir / "models" / f"{model.stem}.{sha[:12]}.{TUNED_SUFFIX}"
     if not target.is_file():
         merge_adapter(model, adapter, target)
+        for stale in target.parent.glob(f"{model.stem}.*.{TUNED_SUFFIX}"):
+            if stale != target:
+                stale.unlink(missing_ok=True)
     return target
 
 
