@@ -111,6 +111,13 @@ def test_a_sentence_the_pr_does_not_back_goes_and_the_rest_stays(repo: RepoBuild
     assert "summary" not in card.body.by_model and "tokenize_all" not in card.body.summary
 
 
+def test_a_sentence_that_loops_on_a_name_goes_and_the_rest_stays(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    looping = "`parse` 先调用 `parse`，再交给 `parse`。"
+    card, _ = whole_card(repo, {**GOOD, "summary": looping + GOOD["summary"]})
+    assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
+
+
 def test_a_card_cut_off_by_a_loop_keeps_what_it_finished(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     looping = "`render` 把结果拼回去。"

@@ -16,7 +16,14 @@ from typing import Any, Final
 
 from prsum import prompts
 from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
-from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, said_again, sentences
+from prsum.cards.checks import (
+    NUMBER,
+    AnswerChecker,
+    clean_field,
+    loops,
+    said_again,
+    sentences,
+)
 from prsum.llm import Backend, Message, RepeatBreaker, Sampling
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
@@ -210,11 +217,11 @@ class WholeStrategy:
             if text.startswith(phrase):
                 text = text[len(phrase) :].lstrip("：:，,。. ")
         # A sentence the PR does not back (an invented name, a number it does not state), one
-        # that restates the facts line and one said before are dropped, not the paragraph: the
-        # model's other sentences may still be right.
+        # that restates the facts line, one that loops on a name and one said before are
+        # dropped, not the paragraph: the model's other sentences may still be right.
         kept: list[str] = []
         for part in sentences(text, self.lang):
-            if checker.unsupported(part) or checker.restates_facts(part):
+            if checker.unsupported(part) or checker.restates_facts(part) or loops(part):
                 continue
             if not any(said_again(part, earlier) for earlier in kept):
                 kept.append(part)
