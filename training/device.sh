@@ -15,3 +15,8 @@ python3 training/train.py --model "/tmp/model/$name" --data training/data/exampl
     --max-seconds 480 "$@"
 python3 .train/convert/convert_lora_to_gguf.py "$out/adapter" --base "$out/base" \
     --outfile "$out/cards-lora-f16.gguf" --outtype f16
+# The device hands back files under a size limit that a rank-64 adapter (30 MB) passes over:
+# the adapter comes back in pieces, with its sha256 to check them against once joined.
+(cd "$out" && sha256sum cards-lora-f16.gguf > cards-lora-f16.gguf.sha256 \
+    && split -b 12m cards-lora-f16.gguf cards-lora-f16.gguf.part. \
+    && rm -f cards-lora-f16.gguf adapter/adapter_model.safetensors)
