@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (its python3 has torch, transformers and peft): reassembles the
 # default model from the pieces already copied to /tmp/model, checks it, trains the adapter
-# and converts it to GGUF. Arguments: the folder for results ($OUT there), then any options
-# of training/train.py (--epochs, --rank, --tokens-per-batch).
+# and converts it to GGUF, handed back in pieces with its sha256. Arguments: the folder for
+# results ($OUT there), then any options of training/train.py (--epochs, --rank,
+# --tokens-per-batch).
 set -euo pipefail
 out=$1
 shift
