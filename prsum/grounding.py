@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prsum.types import FileDiff, PullRequest
@@ -92,3 +93,27 @@ def _tidy(text: str) -> str:
 def cited_names(text: str) -> list[str]:
     """The names a text cites: backticked spans and bare paths."""
     return [*_BACKTICKED.findall(text), *_BARE_PATH.findall(text)]
+
+
+def cites_only_known(written: str, piece: str, knows: Callable[[str], bool]) -> bool:
+    """Whether writing `piece` after `written` keeps each backticked name one that `knows`: a
+    name the piece closes must be known, and one it leaves open must be so far (`knows` of a
+    name's start: for a card, it occurs in the PR's text). A quote or a line break ends a JSON
+    string or a line: a name must be closed before it, and none runs on past it."""
+    tail = written[max(written.rfind('"'), written.rfind("\n")) + 1 :]
+    ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
+    text = tail + (piece[: min(ends)] if ends else piece)
+    if "`" not in text:
+        return True
+    parts = text.split("`")
+    if ends and len(parts) % 2 == 0:  # the string would end with a name still open
+        return False
+    offset = 0
+    for index, part in enumerate(parts):
+        closed = index < len(parts) - 1
+        # Names inside backticks are the odd parts; those wholly in `tail` were checked already.
+        touched = index % 2 and offset + len(part) + closed > len(tail)
+        if touched and ((closed and not part) or (part and not knows(part))):
+            return False
+        offset += len(part) + 1
+    return True

@@ -4,6 +4,7 @@ field-by-field fallbacks, and both on the real default model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -12,10 +13,10 @@ import pytest
 from prsum.cards import choose_strategy
 from prsum.cards.checks import loops, said_again, sentences
 from prsum.cards.fields import BASE_MODEL_SAMPLING
-from prsum.cards.whole import WHOLE_SAMPLING, parse_card, salvaged
+from prsum.cards.whole import SUMMARY_FLOOR, WHOLE_SAMPLING, answer_guard, parse_card, salvaged
 from prsum.config import resolve_settings
 from prsum.errors import ConfigError
-from prsum.grounding import cited_names
+from prsum.grounding import cited_names, cites_only_known
 from prsum.llm import Capabilities, RepeatBreaker, repeat_penalties
 from prsum.llm.models import DEFAULT_ADAPTER
 from prsum.pipeline import prompt_style_for
@@ -75,7 +76,12 @@ def test_a_whole_card_is_the_models_where_every_field_passes(repo: RepoBuilder) 
     assert set(card.body.by_model) == set(EVERY_FIELD)
     assert card.body.summary == GOOD["summary"] and card.body.headline == GOOD["headline"]
     assert card.body.ungrounded_removed == 0
-    assert backend.samplings == [WHOLE_SAMPLING]
+    (sampling,) = backend.samplings
+    assert replace(sampling, allows=None) == WHOLE_SAMPLING
+    # The answer is held to the PR's own names: those in its diff, not others.
+    assert sampling.allows is not None
+    assert sampling.allows("它新增 `", "parse`") and sampling.allows("见 `", "src/parser.py`")
+    assert not sampling.allows("它新增 `", "frobnicate`")
     assert "可选结论：" in backend.prompts[0]  # the rubric's options go along with the PR
     assert backend.schemas == [None]  # this backend has no native JSON schema
 
@@ -168,6 +174,55 @@ def test_a_short_repeat_or_one_across_a_quote_costs_nothing() -> None:
     assert repeat_penalties([1, 2, 7, 9, 1, 2], no_breaks, BREAKER) == {}
     assert repeat_penalties([1, QUOTE, 3, 4, 9, 1, QUOTE, 3], no_breaks, BREAKER) == {}
     assert repeat_penalties([5], no_breaks, BREAKER) == {}
+
+
+def known(name: str) -> bool:
+    return name in "def parse_text(): render(items)"
+
+
+def test_a_backticked_name_may_only_grow_into_a_known_one() -> None:
+    assert cites_only_known("It calls `parse", "_text", known)  # still the start of a name
+    assert not cites_only_known("It calls `parse", "_all", known)
+    assert cites_only_known("It calls `parse_text", "`.", known)  # closes a known name
+    assert not cites_only_known("It calls `", "frob`", known)  # opens and closes an unknown one
+    assert cites_only_known("It calls ", " `", known) and cites_only_known(
+        "It calls ", "`pa", known
+    )
+    assert not cites_only_known("It calls ", "``", known)  # an empty name is no name
+
+
+def test_text_outside_backticks_and_names_already_written_are_free() -> None:
+    assert cites_only_known("It calls `parse_text` and", " frobnicates", known)
+    assert cites_only_known("`frob` was written before; now", " `render`", known)
+    # A quote or a line break ends a JSON string: a name must be closed before it, and a
+    # backtick before it opens nothing after it.
+    assert cites_only_known('"summary": "see `parse', '`", "focus": "`frob', known)
+    assert not cites_only_known('"summary": "see `parse', '", "focus": "', known)
+    assert cites_only_known('"a": "`parse`", "b": "', "frob", known)
+    assert cites_only_known("`parse\n", "frob", known)
+
+
+def test_a_summary_may_not_end_before_its_verdicts_floor() -> None:
+    allows = answer_guard(known, {"src/parser.py"}, "en")
+    opening = '{"headline": "Parser", "verdict": "skim", "minutes": 3, "summary": "'
+    short = opening + "It adds `parse_text`."
+    long = short + " x" * SUMMARY_FLOOR["en"]["skim"]
+    assert not allows(short, '",') and not allows(short, "\n")
+    assert allows(short, " It") and allows(long, '",')
+    # Other strings end where the model ends them, the headline and the summary of a skip card.
+    assert allows('{"headline": "Parser', '",')
+    skip = opening.replace("skim", "skip") + "x" * SUMMARY_FLOOR["en"]["skip"]
+    assert allows(skip, '",')
+
+
+def test_a_focus_place_is_one_of_the_prs_files_and_names() -> None:
+    allows = answer_guard(known, {"src/parser.py", "src/render.py"}, "en")
+    place = '{"focus": [{"path": "src/'
+    assert allows(place, "parser") and allows(place + "parser", '.py", ')
+    assert not allows(place, "lexer") and not allows(place + "parser", '", ')  # a path's start
+    symbol = place + 'parser.py", "symbol": "'
+    assert allows(symbol, "parse_text") and not allows(symbol, "frob")
+    assert allows(symbol + "parse_text", '", "why": "') and allows(symbol[:-1], "null")
 
 
 def test_a_code_fence_in_the_summary_does_not_spoil_it(repo: RepoBuilder) -> None:

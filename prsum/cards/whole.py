@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from prsum import prompts
@@ -24,6 +25,7 @@ from prsum.cards.checks import (
     said_again,
     sentences,
 )
+from prsum.grounding import cites_only_known
 from prsum.llm import Backend, Message, RepeatBreaker, Sampling
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
@@ -70,6 +72,17 @@ CARD_SCHEMA: dict[str, Any] = {
 # grow no longer than a few tokens past `allowed`; what a loop still spoils is cut off
 # afterwards (`salvaged`).
 WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0, breaker=RepeatBreaker())
+# The length (characters) that nine in ten summaries of each verdict reach in the training
+# corpus (training/corpus). Greedy decoding ends a small model's summary sooner than the cards
+# it learned from did; below this length it may not end it yet.
+SUMMARY_FLOOR: dict[Language, dict[str, int]] = {
+    "en": {"skip": 195, "skim": 494, "deep": 755},
+    "zh": {"skip": 94, "skim": 233, "deep": 346},
+}
+_OPEN_SUMMARY = re.compile(
+    r'"verdict"\s*:\s*"(deep|skim|skip)"[^{}]*"summary"\s*:\s*"((?:[^"\\\n]|\\.)*)$'
+)
+_OPEN_PLACE = re.compile(r'"(path|symbol)"\s*:\s*"([^"\\\n]*)$')  # a focus place being written
 _FINISHED = re.compile(r"[。！？.!?][”’」』）)\"']*$")
 _STRING_FIELD = r'"{key}"\s*:\s*"((?:[^"\\\n]|\\.)*)(")?'
 
@@ -110,6 +123,31 @@ def salvaged(text: str, lang: Language) -> dict[str, Any]:
     return answer
 
 
+def answer_guard(
+    knows: Callable[[str], bool], paths: Collection[str], lang: Language
+) -> Callable[[str, str], bool]:
+    """What a card's answer may write next (`Sampling.allows`): backticked names and focus
+    symbols the PR contains (`knows`), focus paths among its files, and no end to the summary
+    before its verdict's `SUMMARY_FLOOR`."""
+    floors = SUMMARY_FLOOR[lang]
+
+    def allows(written: str, piece: str) -> bool:
+        if not cites_only_known(written, piece, knows):
+            return False
+        ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
+        if place := _OPEN_PLACE.search(written):
+            field, value = place.group(1), place.group(2) + (piece[: min(ends)] if ends else piece)
+            if field == "symbol":
+                return not value or knows(value)
+            return value in paths if ends else any(path.startswith(value) for path in paths)
+        if ends and (summary := _OPEN_SUMMARY.search(written)):
+            verdict, text = summary.groups()
+            return len(text) + min(ends) >= floors[verdict]
+        return True
+
+    return allows
+
+
 def messages_for(prompt: str) -> list[Message]:
     """The chat request of a packed prompt: one user turn (some templates, Gemma's among them,
     have no system turn)."""
@@ -137,7 +175,7 @@ class WholeStrategy:
         completion = self.backend.chat(
             messages,
             max_tokens=WHOLE_TOKENS,
-            sampling=self.sampling,
+            sampling=replace(self.sampling, allows=self._guard(card)),
             json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
         )
         card.usage.add(completion)
@@ -148,6 +186,10 @@ class WholeStrategy:
         # Numbers the prompt shows (line counts, versions in the diff) may be stated.
         checker.stated_numbers |= set(NUMBER.findall(checker.pr_text))
         return self._checked(card, answer, checker), completion.prompt_tokens
+
+    def _guard(self, card: CardInput) -> Callable[[str, str], bool]:
+        paths = {change.path for change in card.pr.files}  # those `_focus` accepts
+        return answer_guard(card.evidence.knows, paths, self.lang)
 
     def _checked(
         self, card: CardInput, answer: Mapping[str, Any], checker: AnswerChecker

@@ -49,11 +49,19 @@ class RepeatBreaker:
 
 @dataclass(frozen=True)
 class Sampling:
-    """How to pick tokens: greedy by default, so that a card is the same on every run."""
+    """How to pick tokens: greedy by default, so that a card is the same on every run.
+
+    `allows(written, piece)`: where set, whether the answer, having written `written`, may go
+    on with a token whose text is `piece`. The embedded backend applies it token by token (a
+    card's answer is held to the PR's names and may not end its summary too soon: prsum.cards
+    .whole); a server is sent none, and its answer is only checked afterwards, as every
+    answer is.
+    """
 
     temperature: float = 0.0
     repeat_penalty: float = 1.0
     breaker: RepeatBreaker | None = None
+    allows: Callable[[str, str], bool] | None = None
 
 
 def repeat_penalties(

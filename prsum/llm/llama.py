@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,10 @@ from prsum.types import ModelInfo
 _FAMILY_CHAT_FORMATS = {"gemma": "gemma"}
 
 SEED = 42
+# How far down the likeliest tokens the guard (`Sampling.allows`) looks for one it allows:
+# one by one, then in one ranking.
+_GUARD_CANDIDATES = 40
+_GUARD_DEPTH = 4096
 _log = logging.getLogger("prsum.llama")
 
 
@@ -181,6 +185,7 @@ class LlamaBackend:
         self._sha256 = sha256
         self._vocab: Any = None
         self._model: Any = None
+        self._pieces: dict[int, str] = {}  # token -> its text, for the logits processors
 
     def _load(self, vocab_only: bool) -> Any:
         import llama_cpp
@@ -389,6 +394,7 @@ class LlamaBackend:
         processors = [
             *([_banning(banned)] if banned else []),
             *([self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []),
+            *([self._guard(len(tokens), sampling.allows)] if sampling.allows else []),
         ]
         started = time.perf_counter()
         try:
@@ -414,20 +420,58 @@ class LlamaBackend:
             seconds=time.perf_counter() - started,
         )
 
+    def _piece(self, token: int) -> str:
+        """The text of one token (a lone byte of a longer character reads as U+FFFD)."""
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._tokenizer.detokenize([token]).decode("utf-8", errors="replace")
+            self._pieces[token] = piece
+        return piece
+
     def _repeat_breaker(self, start: int, breaker: RepeatBreaker) -> Any:
         """A logits processor applying `breaker` to the tokens generated after `start`."""
-        ends_stretch: dict[int, bool] = {}
 
         def breaks(token: int) -> bool:
-            if token not in ends_stretch:
-                piece = self._tokenizer.detokenize([token]).decode("utf-8", errors="replace")
-                ends_stretch[token] = '"' in piece or "\n" in piece
-            return ends_stretch[token]
+            piece = self._piece(token)
+            return '"' in piece or "\n" in piece
 
         def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
             answer = input_ids[start:].tolist()
             for token, penalty in repeat_penalties(answer, breaks, breaker).items():
                 scores[token] -= penalty
+            return scores
+
+        return process
+
+    def _guard(self, start: int, allows: Callable[[str, str], bool]) -> Any:
+        """A logits processor holding the tokens generated after `start` to `allows`.
+
+        It walks the likeliest tokens down until one is allowed and rules out those above it;
+        with greedy sampling that is exactly the likeliest allowed token. The first
+        `_GUARD_CANDIDATES` are found one argmax at a time (cheap); past them it ranks the
+        vocabulary once, down to `_GUARD_DEPTH`. If none is allowed, the model's own choice
+        stands (the card's checks judge it).
+        """
+
+        def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+            written = "".join(self._piece(token) for token in input_ids[start:].tolist())
+            ruled_out: list[tuple[int, float]] = []
+            for _ in range(_GUARD_CANDIDATES):
+                best = int(np.argmax(scores))
+                if allows(written, self._piece(best)):
+                    return scores
+                ruled_out.append((best, float(scores[best])))
+                scores[best] = -np.inf
+            # The model is set on something not allowed (a name run on past the PR's text,
+            # say): the likeliest allowed token further down, such as the closing backtick.
+            for token in np.argsort(-scores)[:_GUARD_DEPTH].tolist():
+                if allows(written, self._piece(token)):
+                    kept = scores[token]
+                    scores[:] = -np.inf
+                    scores[token] = kept
+                    return scores
+            for token, score in ruled_out:
+                scores[token] = score
             return scores
 
         return process
