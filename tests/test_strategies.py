@@ -337,3 +337,13 @@ def test_the_default_model_is_tuned_to_write_whole_cards(
     base = run_range(history.path, None, "--no-cache", "--no-adapter")["cards"]
     assert all(card["model"]["adapter"] is None for card in base)
     assert all(card["model"]["strategy"] == "fields" for card in base)
+
+
+def test_a_summary_sentence_that_repeats_a_name_names_no_more() -> None:
+    allows = answer_guard(known, {"src/parser.py"}, "en")
+    opening = '{"headline": "Parser", "verdict": "skip", "minutes": 0, "summary": "'
+    twice = opening + "`parse_text` calls `render`, and `parse_text` "
+    assert not allows(twice, "calls `") and allows(twice, "calls it")
+    assert allows(opening + "`parse_text` calls `render` and ", "`parse")  # no repeat yet
+    # A new sentence may name it again.
+    assert allows(twice + "returns.", " `") and allows(twice + "returns. Then", " `render")

@@ -66,15 +66,17 @@ def sentences(text: str, lang: Language) -> list[str]:
     return [sentence for sentence in found if sentence]
 
 
+def most_repeated_name(sentence: str) -> int:
+    """How often the sentence's most cited code name is cited in it (0 for none)."""
+    names = re.findall(r"`([^`]+)`", sentence)
+    return max((names.count(name) for name in set(names)), default=0)
+
+
 def loops(text: str) -> bool:
     """A small model's loop: one code name said three times or more in one sentence (across
     a paragraph's sentences, the change's main function is rightly named again)."""
     lang: Language = "zh" if _CJK.search(text) else "en"
-    for sentence in sentences(text, lang):
-        names = re.findall(r"`([^`]+)`", sentence)
-        if any(names.count(name) >= 3 for name in set(names)):
-            return True
-    return False
+    return any(most_repeated_name(sentence) >= 3 for sentence in sentences(text, lang))
 
 
 def undecorated(text: str) -> str:

@@ -9,6 +9,7 @@ are the model's (`by_model`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -22,6 +23,7 @@ from prsum.cards.checks import (
     AnswerChecker,
     clean_field,
     loops,
+    most_repeated_name,
     said_again,
     sentences,
 )
@@ -127,22 +129,45 @@ def answer_guard(
     knows: Callable[[str], bool], paths: Collection[str], lang: Language
 ) -> Callable[[str, str], bool]:
     """What a card's answer may write next (`Sampling.allows`): backticked names and focus
-    symbols the PR contains (`knows`), focus paths among its files, and no end to the summary
-    before its verdict's `SUMMARY_FLOOR`."""
+    symbols the PR contains (`knows`), focus paths among its files, no end to the summary
+    before its verdict's `SUMMARY_FLOOR`, and no new name in a summary sentence that has
+    named one twice (the loop `loops` would drop the whole sentence for)."""
     floors = SUMMARY_FLOOR[lang]
+
+    def opens_after_a_repeat(text: str, added: str) -> bool:
+        """Whether `added` opens a name in a sentence of `text` that already repeats one."""
+        for at in (len(text) + index for index, char in enumerate(added) if char == "`"):
+            before = (text + added)[:at]
+            # A name opens at an even count of backticks before it; the sentinel makes the
+            # sentence it opens in the last one, even right after an end mark.
+            if before.count("`") % 2 == 0:
+                current = sentences(before + " x", lang)[-1]
+                if most_repeated_name(current) >= 2:
+                    return True
+        return False
+
+    # The backend asks about many pieces after the same `written`: find its open field once.
+    @functools.lru_cache(maxsize=1)
+    def open_field(written: str) -> tuple[re.Match[str] | None, re.Match[str] | None]:
+        place = _OPEN_PLACE.search(written)
+        return place, None if place else _OPEN_SUMMARY.search(written)
 
     def allows(written: str, piece: str) -> bool:
         if not cites_only_known(written, piece, knows):
             return False
         ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
-        if place := _OPEN_PLACE.search(written):
-            field, value = place.group(1), place.group(2) + (piece[: min(ends)] if ends else piece)
+        added = piece[: min(ends)] if ends else piece
+        place, summary = open_field(written)
+        if place:
+            field, value = place.group(1), place.group(2) + added
             if field == "symbol":
                 return not value or knows(value)
             return value in paths if ends else any(path.startswith(value) for path in paths)
-        if ends and (summary := _OPEN_SUMMARY.search(written)):
+        if summary:
             verdict, text = summary.groups()
-            return len(text) + min(ends) >= floors[verdict]
+            if opens_after_a_repeat(text, added):
+                return False
+            return not ends or len(text) + len(added) >= floors[verdict]
         return True
 
     return allows
