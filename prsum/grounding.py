@@ -12,6 +12,8 @@ from prsum.types import FileDiff, PullRequest
 _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w./:-]*")
+_PROSE = re.compile(r"^\s|[.!?]\s|[。！？]")  # in backticks: not a name but a sentence
+_LOOSE_END = re.compile(r"\s$|[.,;:][()]*$")  # a name's end that is its sentence's
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,20 @@ class Evidence:
             return False
         return core in self.paths or core in self.text or core.split("(")[0] in self.text
 
+    def begins(self, start: str) -> bool:
+        """Whether a name may begin with `start` as written (a call's parentheses aside): it
+        occurs in the PR's text. Stricter than `knows`, which forgives a finished name the
+        space and punctuation of the sentence around it."""
+        return bool(start) and re.sub(r"\(\)?$", "", start) in self.text
+
+    def full_path(self, name: str) -> str | None:
+        """The path of the PR's one file that `name` is the bare file name of (`CICD.yml` for
+        `.github/workflows/CICD.yml`), or None."""
+        if "/" in name or name in self.paths:
+            return None
+        matches = [path for path in self.paths if path.rsplit("/", 1)[-1] == name]
+        return matches[0] if len(matches) == 1 else None
+
     def nearest(self, name: str) -> str | None:
         """The one real name close enough to be what the model meant, if there is exactly one."""
         matches = difflib.get_close_matches(name, self.names, n=2, cutoff=0.88)
@@ -47,12 +63,15 @@ class Evidence:
 
 
 def ground_text(text: str, evidence: Evidence) -> tuple[str, int]:
-    """Repair or remove the names in `text` that the PR does not contain; count the removals."""
+    """Repair or remove the names in `text` that the PR does not contain; count the removals.
+    A file cited by its bare name gets its path, so that the reader can find it."""
     removed = 0
 
     def fix_backticked(match: re.Match[str]) -> str:
         nonlocal removed
         name = match.group(1)
+        if path := evidence.full_path(name):
+            return f"`{path}`"
         if evidence.knows(name):
             return match.group(0)
         repaired = evidence.nearest(name)
@@ -95,11 +114,20 @@ def cited_names(text: str) -> list[str]:
     return [*_BACKTICKED.findall(text), *_BARE_PATH.findall(text)]
 
 
-def cites_only_known(written: str, piece: str, knows: Callable[[str], bool]) -> bool:
+def cites_only_known(
+    written: str,
+    piece: str,
+    knows: Callable[[str], bool],
+    begins: Callable[[str], bool] | None = None,
+) -> bool:
     """Whether writing `piece` after `written` keeps each backticked name one that `knows`: a
-    name the piece closes must be known, and one it leaves open must be so far (`knows` of a
-    name's start: for a card, it occurs in the PR's text). A quote or a line break ends a JSON
-    string or a line: a name must be closed before it, and none runs on past it."""
+    name the piece closes must be known, and one it leaves open must be so far (`begins`, by
+    default `knows`, of a name's start: for a card, it occurs so in the PR's text). A quote or
+    a line break ends a JSON string or a line: a name must be closed before it, and none runs
+    on past it. Prose is no name: none starts with a space or holds the end of a sentence, and
+    none closes on a space or a period (`knows` forgives them, but the backticks after it
+    would pair the wrong way)."""
+    begins = begins or knows
     tail = written[max(written.rfind('"'), written.rfind("\n")) + 1 :]
     ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
     text = tail + (piece[: min(ends)] if ends else piece)
@@ -112,8 +140,10 @@ def cites_only_known(written: str, piece: str, knows: Callable[[str], bool]) -> 
     for index, part in enumerate(parts):
         closed = index < len(parts) - 1
         # Names inside backticks are the odd parts; those wholly in `tail` were checked already.
-        touched = index % 2 and offset + len(part) + closed > len(tail)
-        if touched and ((closed and not part) or (part and not knows(part))):
-            return False
+        if index % 2 and offset + len(part) + closed > len(tail):
+            if closed and (not part or _LOOSE_END.search(part)):
+                return False
+            if part and (_PROSE.search(part) or not (knows if closed else begins)(part)):
+                return False
         offset += len(part) + 1
     return True

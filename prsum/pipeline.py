@@ -67,7 +67,7 @@ class _CardJob(NamedTuple):
 
 
 # Bump when the cached form of a card changes.
-CARD_CACHE_VERSION = "5"
+CARD_CACHE_VERSION = "6"
 
 
 @dataclass(frozen=True)

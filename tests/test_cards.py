@@ -66,6 +66,15 @@ def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder)
     )
     assert text == "读 `src/parser.py` 的 `parse`，别管和。"
     assert removed == 2
+    # A file cited by its bare name gets its path; a name two files share stays as it is.
+    repo.commit("Add a CLI (#11)", {"src/cli.py": "import parser\n", "tests/cli.py": "pass\n"})
+    pr = history.find_pr("HEAD")
+    evidence = Evidence.of(pr, history.diff(pr))
+    assert ground_text("Read `cli.py`.", evidence) == ("Read `cli.py`.", 0)
+    repo.commit("Add a lexer (#12)", {"src/lexer.py": "import parser\n"})
+    pr = history.find_pr("HEAD")
+    evidence = Evidence.of(pr, history.diff(pr))
+    assert ground_text("Read `lexer.py`.", evidence) == ("Read `src/lexer.py`.", 0)
 
 
 def test_copied_example_text_is_retried_with_its_start_banned(repo: RepoBuilder) -> None:

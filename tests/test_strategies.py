@@ -82,8 +82,21 @@ def test_a_whole_card_is_the_models_where_every_field_passes(repo: RepoBuilder) 
     assert sampling.allows is not None
     assert sampling.allows("它新增 `", "parse`") and sampling.allows("见 `", "src/parser.py`")
     assert not sampling.allows("它新增 `", "frobnicate`")
+    # A name's start is held as written (a call's parentheses aside): no sentence's period.
+    assert sampling.allows("它新增 `parse", "()") and not sampling.allows("它新增 `parse", ".")
     assert "可选结论：" in backend.prompts[0]  # the rubric's options go along with the PR
     assert backend.schemas == [None]  # this backend has no native JSON schema
+
+
+def test_a_focus_place_without_a_known_symbol_gets_the_one_facts_pick(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    why = GOOD["focus"][0]["why"]
+    for symbol in (None, "", "frobnicate"):  # none, empty, one the PR does not contain
+        place = {"path": "src/parser.py", "symbol": symbol, "why": why}
+        card, _ = whole_card(repo, {**GOOD, "focus": [place]})
+        (focus,) = card.body.focus
+        assert "focus" in card.body.by_model and focus.why == why
+        assert focus.symbol in ("parse", "render")
 
 
 def test_each_botched_field_falls_back_to_ours_and_says_so(repo: RepoBuilder) -> None:
@@ -115,6 +128,16 @@ def test_a_sentence_the_pr_does_not_back_goes_and_the_rest_stays(repo: RepoBuild
     assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
     card, _ = whole_card(repo, {**GOOD, "summary": invented + unstated})
     assert "summary" not in card.body.by_model and "tokenize_all" not in card.body.summary
+    itself = "返回值从 `render` 改为 `render`。"  # a change of something into itself
+    card, _ = whole_card(repo, {**GOOD, "summary": itself + GOOD["summary"]})
+    assert card.body.summary == GOOD["summary"]
+    en = {
+        **GOOD,
+        "headline": "A parser",
+        "summary": "It moves from Go 1.24 to Go 1.24. It adds `parse`.",
+    }
+    card, _ = whole_card(repo, en, lang="en")
+    assert card.body.summary == "It adds `parse`."
 
 
 def test_a_sentence_that_loops_on_a_name_goes_and_the_rest_stays(repo: RepoBuilder) -> None:
@@ -151,6 +174,10 @@ def test_sentences_end_outside_code_spans() -> None:
 def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
     assert loops("`a` calls `a` and then `a`.")
     assert not loops("`a` splits. `a` joins. `a` returns.")  # the main function, named again
+    # Words that stutter, in either script, loop too; a long number or a row of dots does not.
+    assert loops("It computes the no-attention-heads-heads-heads-heads flops.")
+    assert loops("它把矩阵切开切开切开切开。")
+    assert not loops("It moves 1.0.1111111 up... and back........ as before.")
     assert said_again("`render` 把结果拼回去。", "`render` 再把结果拼回去。")
     assert not said_again("`parse` splits the text.", "`render` joins the text.")
 
@@ -185,6 +212,16 @@ def test_a_backticked_name_may_only_grow_into_a_known_one() -> None:
     assert not cites_only_known("It calls `parse", "_all", known)
     assert cites_only_known("It calls `parse_text", "`.", known)  # closes a known name
     assert not cites_only_known("It calls `", "frob`", known)  # opens and closes an unknown one
+
+    # Prose is no name, even where `knows` forgives the space or period around one (as the
+    # card's does): a sentence ends outside backticks.
+    def forgiving(name: str) -> bool:
+        return known(name.strip().rstrip(".。)"))
+
+    assert cites_only_known("It calls `parse_text", "`", forgiving)
+    for name in ("parse_text.", "parse_text.)", "parse_text. ", " render", "render。"):
+        assert not cites_only_known(f"It calls `{name}", "`", forgiving)
+    assert not cites_only_known("It calls `parse_text", ". ", forgiving)  # refused while open
     assert cites_only_known("It calls ", " `", known) and cites_only_known(
         "It calls ", "`pa", known
     )
@@ -206,12 +243,12 @@ def test_a_summary_may_not_end_before_its_verdicts_floor() -> None:
     allows = answer_guard(known, {"src/parser.py"}, "en")
     opening = '{"headline": "Parser", "verdict": "skim", "minutes": 3, "summary": "'
     short = opening + "It adds `parse_text`."
-    long = short + " x" * SUMMARY_FLOOR["en"]["skim"]
+    long = short + "".join(f" word{index}" for index in range(SUMMARY_FLOOR["en"]["skim"]))
     assert not allows(short, '",') and not allows(short, "\n")
     assert allows(short, " It") and allows(long, '",')
     # Other strings end where the model ends them, the headline and the summary of a skip card.
     assert allows('{"headline": "Parser', '",')
-    skip = opening.replace("skim", "skip") + "x" * SUMMARY_FLOOR["en"]["skip"]
+    skip = opening.replace("skim", "skip") + long[len(opening) :][: SUMMARY_FLOOR["en"]["skip"]]
     assert allows(skip, '",')
 
 
@@ -339,7 +376,7 @@ def test_the_default_model_is_tuned_to_write_whole_cards(
     assert all(card["model"]["strategy"] == "fields" for card in base)
 
 
-def test_a_summary_sentence_that_repeats_a_name_names_no_more() -> None:
+def test_a_summary_sentence_does_not_loop_on_names_or_words() -> None:
     allows = answer_guard(known, {"src/parser.py"}, "en")
     opening = '{"headline": "Parser", "verdict": "skip", "minutes": 0, "summary": "'
     twice = opening + "`parse_text` calls `render`, and `parse_text` "
@@ -347,3 +384,12 @@ def test_a_summary_sentence_that_repeats_a_name_names_no_more() -> None:
     assert allows(opening + "`parse_text` calls `render` and ", "`parse")  # no repeat yet
     # A new sentence may name it again.
     assert allows(twice + "returns.", " `") and allows(twice + "returns. Then", " `render")
+    # Nor may a stretch of words run a fourth time on end.
+    stutter = opening + "It counts the attention-heads-heads-heads"
+    assert not allows(stutter, "-heads") and allows(stutter, " and the rest.")
+    # In zh a refused backtick is not traded for the name written bare.
+    allows_zh = answer_guard(known, {"src/parser.py"}, "zh")
+    twice_zh = opening + "`parse_text` 调用 `render`，`parse_text` 再"
+    assert not allows_zh(twice_zh, "调用 `") and not allows_zh(twice_zh, "调用 render")
+    assert allows_zh(twice_zh, "返回。") and allows_zh(twice_zh + "返回。", "`render")
+    assert allows_zh(opening + "`parse_text` 调用 ", "render")  # no repeat yet

@@ -2,7 +2,7 @@
 
 An answer is refused when it is not an answer, loops or repeats, copies the prompt's examples
 or the PR's title, restates the facts line, names something the PR does not contain, states a
-number the PR does not, or is in the wrong language.
+number the PR does not, says something changed into itself, or is in the wrong language.
 """
 
 from __future__ import annotations
@@ -26,6 +26,22 @@ _SENTENCE_END = {
 }
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
+# A stutter: a stretch of 2 to 24 characters, with a letter in it, four times on end.
+_STUTTER_SIZES = range(2, 25)
+_STUTTER_TIMES = 4
+_STUTTER = re.compile(
+    rf"(.{{{_STUTTER_SIZES.start},{_STUTTER_SIZES.stop - 1}}}?)\1{{{_STUTTER_TIMES - 1},}}"
+)
+_LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
+# "from 1.24 to 1.24", "从 `x` 改为 `x`": a change of something into itself.
+_VALUE = r"(`[^`]+`|[A-Za-z0-9_.-]+(?: [A-Za-z0-9_.-]+)?)"
+_SAME_VALUE = r"\1(?![A-Za-z0-9_]|\.[A-Za-z0-9])"
+_SELF_CHANGE = {
+    "en": re.compile(rf"\bfrom {_VALUE} to {_SAME_VALUE}"),
+    "zh": re.compile(
+        rf"从\s*{_VALUE}\s*(?:改为|改成|变为|换成|升到|升级到|升级为|提升到|移到|挪到|到)\s*{_SAME_VALUE}"
+    ),
+}
 
 
 def in_language(text: str, lang: Language) -> bool:
@@ -72,11 +88,30 @@ def most_repeated_name(sentence: str) -> int:
     return max((names.count(name) for name in set(names)), default=0)
 
 
+def stutters(text: str) -> bool:
+    """Whether a stretch of words runs four times on end ("heads-heads-heads-heads"): a loop
+    that names nothing in backticks and that the repeat breaker let through by varying it."""
+    return any(_LETTER.search(run.group(1)) for run in _STUTTER.finditer(text))
+
+
+def ends_stuttering(text: str) -> bool:
+    """Whether `text` ends in a stutter (`stutters`): what a guard checks token by token."""
+    return any(
+        len(text) >= size * _STUTTER_TIMES
+        and text.endswith(text[-size:] * _STUTTER_TIMES)
+        and _LETTER.search(text[-size:])
+        for size in _STUTTER_SIZES
+    )
+
+
 def loops(text: str) -> bool:
     """A small model's loop: one code name said three times or more in one sentence (across
-    a paragraph's sentences, the change's main function is rightly named again)."""
+    a paragraph's sentences, the change's main function is rightly named again), or words
+    that stutter."""
     lang: Language = "zh" if _CJK.search(text) else "en"
-    return any(most_repeated_name(sentence) >= 3 for sentence in sentences(text, lang))
+    return stutters(text) or any(
+        most_repeated_name(sentence) >= 3 for sentence in sentences(text, lang)
+    )
 
 
 def undecorated(text: str) -> str:
@@ -163,11 +198,13 @@ class AnswerChecker:
 
     def unsupported(self, text: str) -> str | None:
         """The claim of `text` the PR does not back (a name it lacks, a number it does not
-        state), or None."""
+        state, a change of something into itself), or None."""
         if any(not self.evidence.knows(cited) for cited in cited_names(text)):
             return "names something the PR does not contain"
         if not set(NUMBER.findall(text)) <= self.stated_numbers:
             return "states a number the PR's title and message do not"
+        if _SELF_CHANGE[self.lang].search(text):
+            return "says something changed into itself"
         return None
 
     def accept(self, text: str, name: str, allow_none: bool = False) -> bool:

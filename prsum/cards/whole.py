@@ -22,6 +22,7 @@ from prsum.cards.checks import (
     NUMBER,
     AnswerChecker,
     clean_field,
+    ends_stuttering,
     loops,
     most_repeated_name,
     said_again,
@@ -126,20 +127,30 @@ def salvaged(text: str, lang: Language) -> dict[str, Any]:
 
 
 def answer_guard(
-    knows: Callable[[str], bool], paths: Collection[str], lang: Language
+    knows: Callable[[str], bool],
+    paths: Collection[str],
+    lang: Language,
+    begins: Callable[[str], bool] | None = None,
 ) -> Callable[[str, str], bool]:
     """What a card's answer may write next (`Sampling.allows`): backticked names and focus
-    symbols the PR contains (`knows`), focus paths among its files, no end to the summary
-    before its verdict's `SUMMARY_FLOOR`, and no new name in a summary sentence that has
-    named one twice (the loop `loops` would drop the whole sentence for)."""
+    symbols the PR contains (`knows`; `begins` of one still being written, by default
+    `knows`), focus paths among its files, no end to the summary before its verdict's
+    `SUMMARY_FLOOR`, and in the summary none of the loops `loops` would drop a whole sentence
+    for: no stutter, and no new name, backticked or (in zh) bare, in a sentence that has
+    named one twice."""
     floors = SUMMARY_FLOOR[lang]
+    begins = begins or knows
 
-    def opens_after_a_repeat(text: str, added: str) -> bool:
-        """Whether `added` opens a name in a sentence of `text` that already repeats one."""
-        for at in (len(text) + index for index, char in enumerate(added) if char == "`"):
-            before = (text + added)[:at]
-            # A name opens at an even count of backticks before it; the sentinel makes the
-            # sentence it opens in the last one, even right after an end mark.
+    def names_after_a_repeat(text: str, added: str) -> bool:
+        """Whether `added` starts a name in a sentence of `text` that already repeats one: a
+        backticked name, or in zh a bare one (Latin letters outside code spans), which is what
+        the model writes when its backtick is refused."""
+        for index, char in enumerate(added):
+            if char != "`" and not (lang == "zh" and char.isascii() and char.isalpha()):
+                continue
+            before = text + added[:index]
+            # Outside a code span at an even count of backticks; the sentinel makes the
+            # sentence the name starts in the last one, even right after an end mark.
             if before.count("`") % 2 == 0:
                 current = sentences(before + " x", lang)[-1]
                 if most_repeated_name(current) >= 2:
@@ -153,7 +164,7 @@ def answer_guard(
         return place, None if place else _OPEN_SUMMARY.search(written)
 
     def allows(written: str, piece: str) -> bool:
-        if not cites_only_known(written, piece, knows):
+        if not cites_only_known(written, piece, knows, begins):
             return False
         ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
         added = piece[: min(ends)] if ends else piece
@@ -161,11 +172,11 @@ def answer_guard(
         if place:
             field, value = place.group(1), place.group(2) + added
             if field == "symbol":
-                return not value or knows(value)
+                return not value or (knows if ends else begins)(value)
             return value in paths if ends else any(path.startswith(value) for path in paths)
         if summary:
             verdict, text = summary.groups()
-            if opens_after_a_repeat(text, added):
+            if names_after_a_repeat(text, added) or (added and ends_stuttering(text + added)):
                 return False
             return not ends or len(text) + len(added) >= floors[verdict]
         return True
@@ -214,7 +225,7 @@ class WholeStrategy:
 
     def _guard(self, card: CardInput) -> Callable[[str, str], bool]:
         paths = {change.path for change in card.pr.files}  # those `_focus` accepts
-        return answer_guard(card.evidence.knows, paths, self.lang)
+        return answer_guard(card.evidence.knows, paths, self.lang, card.evidence.begins)
 
     def _checked(
         self, card: CardInput, answer: Mapping[str, Any], checker: AnswerChecker
@@ -307,6 +318,9 @@ class WholeStrategy:
         if not isinstance(value, list):
             return ()
         paths = {change.path for change in card.pr.files}
+        # A place the model gives no symbol for gets the one facts pick in that file: the
+        # reader is pointed at a function, not only at a file.
+        symbols = {place.path: place.symbol for place in card.places}
         places: list[Focus] = []
         for item in value[:_MAX_FOCUS]:
             if not isinstance(item, dict):
@@ -314,10 +328,8 @@ class WholeStrategy:
             path, symbol, why = item.get("path"), item.get("symbol"), item.get("why")
             if path not in paths or not isinstance(why, str):
                 continue
-            if symbol is not None and (
-                not isinstance(symbol, str) or not card.evidence.knows(symbol)
-            ):
-                symbol = None
+            if not (isinstance(symbol, str) and symbol and card.evidence.knows(symbol)):
+                symbol = symbols.get(path)
             why = clean_field(why)
             if checker.flaw(why, "focus") is None:
                 places.append(Focus(str(path), why, symbol or None))
