@@ -42,7 +42,8 @@ class Evidence:
         """Whether a name may begin with `start` as written (a call's parentheses aside): it
         occurs in the PR's text. Stricter than `knows`, which forgives a finished name the
         space and punctuation of the sentence around it."""
-        return bool(start) and re.sub(r"\(\)?$", "", start) in self.text
+        core = re.sub(r"\(\)?$", "", start)
+        return bool(core) and core in self.text
 
     def full_path(self, name: str) -> str | None:
         """The path of the PR's one file that `name` is the bare file name of (`CICD.yml` for
@@ -125,8 +126,8 @@ def cites_only_known(
     default `knows`, of a name's start: for a card, it occurs so in the PR's text). A quote or
     a line break ends a JSON string or a line: a name must be closed before it, and none runs
     on past it. Prose is no name: none starts with a space or holds the end of a sentence, and
-    none closes on a space or a period (`knows` forgives them, but the backticks after it
-    would pair the wrong way)."""
+    none closes on a space or on a sentence's punctuation, `.,;:` (`knows` forgives them, but
+    the backticks after it would pair the wrong way)."""
     begins = begins or knows
     tail = written[max(written.rfind('"'), written.rfind("\n")) + 1 :]
     ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]

@@ -134,10 +134,13 @@ def test_a_sentence_the_pr_does_not_back_goes_and_the_rest_stays(repo: RepoBuild
     en = {
         **GOOD,
         "headline": "A parser",
-        "summary": "It moves from Go 1.24 to Go 1.24. It adds `parse`.",
+        "summary": "It moves `render` from `parse` to `parse`. It adds `parse`.",
     }
     card, _ = whole_card(repo, en, lang="en")
     assert card.body.summary == "It adds `parse`."
+    idiom = "It splits text from time to time. It adds `parse`."  # no value: no claim
+    card, _ = whole_card(repo, {**en, "summary": idiom}, lang="en")
+    assert card.body.summary == idiom
 
 
 def test_a_sentence_that_loops_on_a_name_goes_and_the_rest_stays(repo: RepoBuilder) -> None:
@@ -178,6 +181,8 @@ def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
     assert loops("It computes the no-attention-heads-heads-heads-heads flops.")
     assert loops("它把矩阵切开切开切开切开。")
     assert not loops("It moves 1.0.1111111 up... and back........ as before.")
+    assert not loops("It masks the id with `0xFFFFFFFF`.")  # code spans are no prose
+    assert loops("It draws --------x--x--x--x.")  # a run without letters hides none
     assert said_again("`render` 把结果拼回去。", "`render` 再把结果拼回去。")
     assert not said_again("`parse` splits the text.", "`render` joins the text.")
 
@@ -387,6 +392,7 @@ def test_a_summary_sentence_does_not_loop_on_names_or_words() -> None:
     # Nor may a stretch of words run a fourth time on end.
     stutter = opening + "It counts the attention-heads-heads-heads"
     assert not allows(stutter, "-heads") and allows(stutter, " and the rest.")
+    assert not allows(stutter, "-heads ")  # wherever the piece stops
     # In zh a refused backtick is not traded for the name written bare.
     allows_zh = answer_guard(known, {"src/parser.py"}, "zh")
     twice_zh = opening + "`parse_text` 调用 `render`，`parse_text` 再"

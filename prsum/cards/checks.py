@@ -29,12 +29,14 @@ _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
 # A stutter: a stretch of 2 to 24 characters, with a letter in it, four times on end.
 _STUTTER_SIZES = range(2, 25)
 _STUTTER_TIMES = 4
+# A lookahead finds the stretch at every start, so one without a letter hides no other.
 _STUTTER = re.compile(
-    rf"(.{{{_STUTTER_SIZES.start},{_STUTTER_SIZES.stop - 1}}}?)\1{{{_STUTTER_TIMES - 1},}}"
+    rf"(?=(.{{{_STUTTER_SIZES.start},{_STUTTER_SIZES.stop - 1}}}?)\1{{{_STUTTER_TIMES - 1},}})"
 )
 _LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
-# "from 1.24 to 1.24", "从 `x` 改为 `x`": a change of something into itself.
-_VALUE = r"(`[^`]+`|[A-Za-z0-9_.-]+(?: [A-Za-z0-9_.-]+)?)"
+# "from 1.24 to 1.24", "从 `x` 改为 `x`": a change of something into itself (a name or a
+# version, not "from time to time").
+_VALUE = r"(`[^`]+`|[A-Za-z_.-]*\d[A-Za-z0-9_.-]*|[A-Za-z]+ \d[A-Za-z0-9_.-]*)"
 _SAME_VALUE = r"\1(?![A-Za-z0-9_]|\.[A-Za-z0-9])"
 _SELF_CHANGE = {
     "en": re.compile(rf"\bfrom {_VALUE} to {_SAME_VALUE}"),
@@ -89,13 +91,16 @@ def most_repeated_name(sentence: str) -> int:
 
 
 def stutters(text: str) -> bool:
-    """Whether a stretch of words runs four times on end ("heads-heads-heads-heads"): a loop
-    that names nothing in backticks and that the repeat breaker let through by varying it."""
-    return any(_LETTER.search(run.group(1)) for run in _STUTTER.finditer(text))
+    """Whether a stretch of words outside code spans runs four times on end ("heads-heads-
+    heads-heads-"): a loop the repeat breaker let through by varying it. A constant such as
+    `0xFFFFFFFF` is no loop."""
+    prose = _CODE_SPAN.sub("`", text)
+    return any(_LETTER.search(run.group(1)) for run in _STUTTER.finditer(prose))
 
 
 def ends_stuttering(text: str) -> bool:
-    """Whether `text` ends in a stutter (`stutters`): what a guard checks token by token."""
+    """Whether `text` ends in a stutter (`stutters`; its caller keeps to text outside code
+    spans): what a guard checks token by token."""
     return any(
         len(text) >= size * _STUTTER_TIMES
         and text.endswith(text[-size:] * _STUTTER_TIMES)

@@ -157,6 +157,13 @@ def answer_guard(
                     return True
         return False
 
+    def stutters_in(text: str, added: str) -> bool:
+        """Whether `added`, outside a code span, makes `text` stutter wherever it stops."""
+        return any(
+            (text + added[:end]).count("`") % 2 == 0 and ends_stuttering(text + added[:end])
+            for end in range(1, len(added) + 1)
+        )
+
     # The backend asks about many pieces after the same `written`: find its open field once.
     @functools.lru_cache(maxsize=1)
     def open_field(written: str) -> tuple[re.Match[str] | None, re.Match[str] | None]:
@@ -176,7 +183,7 @@ def answer_guard(
             return value in paths if ends else any(path.startswith(value) for path in paths)
         if summary:
             verdict, text = summary.groups()
-            if names_after_a_repeat(text, added) or (added and ends_stuttering(text + added)):
+            if names_after_a_repeat(text, added) or stutters_in(text, added):
                 return False
             return not ends or len(text) + len(added) >= floors[verdict]
         return True
