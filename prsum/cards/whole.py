@@ -141,28 +141,27 @@ def answer_guard(
     floors = SUMMARY_FLOOR[lang]
     begins = begins or knows
 
-    def names_after_a_repeat(text: str, added: str) -> bool:
-        """Whether `added` starts a name in a sentence of `text` that already repeats one: a
-        backticked name, or in zh a bare one (Latin letters outside code spans), which is what
-        the model writes when its backtick is refused."""
+    def loops_in(text: str, added: str) -> bool:
+        """Whether `added` starts, after the summary `text`, a loop `loops` would drop the
+        sentence for: outside code spans, a stutter wherever the piece stops, or a new name in
+        a sentence that already repeats one (a backticked name, or in zh a bare one: Latin
+        letters, which is what the model writes when its backtick is refused)."""
+        in_span = text.count("`") % 2 == 1  # kept up to date char by char, not recounted
         for index, char in enumerate(added):
-            if char != "`" and not (lang == "zh" and char.isascii() and char.isalpha()):
-                continue
             before = text + added[:index]
-            # Outside a code span at an even count of backticks; the sentinel makes the
-            # sentence the name starts in the last one, even right after an end mark.
-            if before.count("`") % 2 == 0:
-                current = sentences(before + " x", lang)[-1]
-                if most_repeated_name(current) >= 2:
-                    return True
+            names = char == "`" or (lang == "zh" and char.isascii() and char.isalpha())
+            # The sentinel makes the sentence the name starts in the last one, even right
+            # after an end mark.
+            if (
+                names
+                and not in_span
+                and most_repeated_name(sentences(before + " x", lang)[-1]) >= 2
+            ):
+                return True
+            in_span ^= char == "`"
+            if not in_span and ends_stuttering(before + char):
+                return True
         return False
-
-    def stutters_in(text: str, added: str) -> bool:
-        """Whether `added`, outside a code span, makes `text` stutter wherever it stops."""
-        return any(
-            (text + added[:end]).count("`") % 2 == 0 and ends_stuttering(text + added[:end])
-            for end in range(1, len(added) + 1)
-        )
 
     # The backend asks about many pieces after the same `written`: find its open field once.
     @functools.lru_cache(maxsize=1)
@@ -183,7 +182,7 @@ def answer_guard(
             return value in paths if ends else any(path.startswith(value) for path in paths)
         if summary:
             verdict, text = summary.groups()
-            if names_after_a_repeat(text, added) or stutters_in(text, added):
+            if loops_in(text, added):
                 return False
             return not ends or len(text) + len(added) >= floors[verdict]
         return True
