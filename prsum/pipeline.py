@@ -66,8 +66,8 @@ class _CardJob(NamedTuple):
     key: str
 
 
-# Bump when the cached form of a card changes.
-CARD_CACHE_VERSION = "6"
+# Bump when the cached form of a card changes, or the same model writes a different card.
+CARD_CACHE_VERSION = "7"
 
 
 @dataclass(frozen=True)

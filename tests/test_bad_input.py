@@ -127,7 +127,10 @@ def test_a_model_larger_than_free_memory(
 def test_ctrl_c_keeps_finished_cards(
     repo: RepoBuilder, default_model: Path, tmp_path: Path
 ) -> None:
-    for number in range(1, 7):
+    # More PRs than a run writes in the moment the test takes to see its first card, even on
+    # a loaded machine: the interrupt must land mid-run.
+    prs = 30
+    for number in range(1, prs + 1):
         repo.commit(
             f"✨ Add feature {number} (#{number})",
             {f"src/f{number}.py": f"def f{number}(x):\n    return x * {number}\n"},
@@ -162,7 +165,7 @@ def test_ctrl_c_keeps_finished_cards(
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     document = json.loads(output.read_text())
-    assert document["complete"] is False and 1 <= len(document["cards"]) < 6
+    assert document["complete"] is False and 1 <= len(document["cards"]) < prs
 
 
 def test_the_bad_input_script_reports_no_failure() -> None:

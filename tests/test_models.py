@@ -270,6 +270,29 @@ def test_a_new_adapter_replaces_the_merge_of_the_old_one(tmp_path: Path) -> None
     assert other.is_file()  # only this model's merges are replaced
 
 
+def test_two_adapters_average_into_one_of_their_rank(tmp_path: Path) -> None:
+    gguf = pytest.importorskip("gguf")
+    from training.soup import soup
+
+    rng = np.random.default_rng(5)
+    down = rng.normal(size=(2, 64)).astype(np.float32)  # both share it: their average is rank 2
+    ups = [rng.normal(size=(8, 2)).astype(np.float32) for _ in range(2)]
+    paths = [tmp_path / "a.gguf", tmp_path / "b.gguf"]
+    for path, up in zip(paths, ups, strict=True):
+        lora = {"blk.0.attn_q.weight.lora_a": down, "blk.0.attn_q.weight.lora_b": up}
+        write_gguf(path, lora, adapter_lora_alpha=4.0)
+
+    kept = soup(*paths, 0.25, tmp_path / "soup.gguf")
+    result = gguf.GGUFReader(tmp_path / "soup.gguf")
+    factors = {t.name: np.asarray(t.data, dtype=np.float32) for t in result.tensors}
+    assert factors["blk.0.attn_q.weight.lora_a"].shape == (2, 64)  # the inputs' rank
+    update = factors["blk.0.attn_q.weight.lora_b"] @ factors["blk.0.attn_q.weight.lora_a"]
+    expected = (0.25 * ups[0] + 0.75 * ups[1]) @ down
+    assert np.abs(update - expected).max() < 0.01 * np.abs(expected).max()  # f16
+    assert kept == [pytest.approx(1.0)]
+    assert float(result.fields["adapter.lora.alpha"].contents()) == 4.0
+
+
 def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("gguf")
     from prsum.llm.merge import merge_adapter

@@ -183,6 +183,21 @@ def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
     assert not loops("It moves 1.0.1111111 up... and back........ as before.")
     assert not loops("It masks the id with `0xFFFFFFFF`.")  # code spans are no prose
     assert loops("It draws --------x--x--x--x.")  # a run without letters hides none
+    # So does a phrase said a third time in one sentence, whatever stands between its repeats.
+    assert loops("选项在父目录里执行的子目录里执行，父目录里执行的子目录里执行，父目录里执行。")
+    assert loops(
+        "It skips the worker's own hooks when the worker's own hooks run, so the worker's own hooks stay."
+    )
+    assert loops("`parse` 在父目录里执行，`render` 在父目录里执行，`emit` 在父目录里执行。")
+    # Not one phrase said in three sentences, nor three clauses that differ in their code names,
+    # nor a code span said thrice (a name is `most_repeated_name`'s to count).
+    assert not loops(
+        "The change to the parser moves the check. The change to the parser adds a test. The change to the parser is small."
+    )
+    assert not loops(
+        "It adds a test for `parse` in the module, a test for `render` in the module, and a test for `emit` in the module."
+    )
+    assert not loops("它把 `在父目录里执行` 换成 `在父目录里执行的` 与 `在父目录里执行了`。")
     assert said_again("`render` 把结果拼回去。", "`render` 再把结果拼回去。")
     assert not said_again("`parse` splits the text.", "`render` joins the text.")
 
@@ -393,9 +408,22 @@ def test_a_summary_sentence_does_not_loop_on_names_or_words() -> None:
     stutter = opening + "It counts the attention-heads-heads-heads"
     assert not allows(stutter, "-heads") and allows(stutter, " and the rest.")
     assert not allows(stutter, "-heads ")  # wherever the piece stops
+    # Nor may a sentence say a phrase a third time (four words in en, five characters in zh).
+    phrase = (
+        opening + "It skips the old worker hooks as the old worker hooks run, so the old worker "
+    )
+    assert not allows(phrase, "hooks") and allows(phrase, "callbacks")
+    assert allows(phrase + "callbacks stay. Then the old worker ", "hooks")  # a new sentence
+    numbers = opening + "It sets numpy to 2, sets numpy to 2 and sets numpy to "
+    assert not allows(numbers, "2") and allows(numbers, "3")  # a phrase may end on a digit
     # In zh a refused backtick is not traded for the name written bare.
     allows_zh = answer_guard(known, {"src/parser.py"}, "zh")
     twice_zh = opening + "`parse_text` 调用 `render`，`parse_text` 再"
     assert not allows_zh(twice_zh, "调用 `") and not allows_zh(twice_zh, "调用 render")
     assert allows_zh(twice_zh, "返回。") and allows_zh(twice_zh + "返回。", "`render")
     assert allows_zh(opening + "`parse_text` 调用 ", "render")  # no repeat yet
+    phrase_zh = opening + "它在父目录里执行，在父目录里执行，在父目录"
+    assert not allows_zh(phrase_zh, "里") and allows_zh(phrase_zh, "中执行")
+    # A sentence that already loops (`loops` drops it) refuses nothing more: no search in vain.
+    assert allows_zh(opening + "它在父目录里执行，在父目录里执行，在父目录里执行，然", "后")
+    assert allows_zh(opening + "它在 `父目录里执行` 与 `父目录里执行` 里执行，在父目", "录里")

@@ -177,6 +177,7 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
         lengths=lengths,
         prompt_tokens=np.array([m["prompt_tokens"] for m in meta], dtype=np.int32),
         validation=np.array([m["split"] == "validation" for m in meta]),
+        zh=np.array([m["lang"] == "zh" for m in meta]),
     )
     digest = hashlib.sha256(output.read_bytes()).hexdigest()
     summary = {

@@ -34,20 +34,33 @@ HYPERPARAMETERS = {
     "tokens_per_batch": 16384,
     "weight_decay": 0.0,
     "max_grad_norm": 1.0,
+    "zh_weight": 1.0,
 }
 
 
-def examples(data: dict[str, np.ndarray], validation: bool) -> list[tuple[np.ndarray, int]]:
+Example = tuple[np.ndarray, int, bool]  # tokens, prompt length, whether the answer is in zh
+
+
+def examples(data: dict[str, np.ndarray], validation: bool) -> list[Example]:
+    if "zh" not in data:
+        raise SystemExit(
+            "the data set marks no answer's language: rebuild it with training/build.py"
+        )
     offsets = np.concatenate([[0], np.cumsum(data["lengths"])])
     return [
-        (data["tokens"][offsets[i] : offsets[i + 1]], int(data["prompt_tokens"][i]))
+        (
+            data["tokens"][offsets[i] : offsets[i + 1]],
+            int(data["prompt_tokens"][i]),
+            bool(data["zh"][i]),
+        )
         for i in range(len(data["lengths"]))
         if bool(data["validation"][i]) == validation
     ]
 
 
-def batches(items: list[tuple[np.ndarray, int]], budget: int, rng: random.Random | None):
-    """Examples of similar length together, at most `budget` padded tokens a batch."""
+def batches(items: list[Example], budget: int, rng: random.Random | None, zh_weight: float = 1.0):
+    """Examples of similar length together, at most `budget` padded tokens a batch, with each
+    row's loss weight (`zh_weight` for a zh answer, 1 for an en one)."""
     order = sorted(range(len(items)), key=lambda i: len(items[i][0]))
     groups, group, longest = [], [], 0
     for index in order:
@@ -66,16 +79,18 @@ def batches(items: list[tuple[np.ndarray, int]], budget: int, rng: random.Random
         ids = torch.zeros((len(group), width), dtype=torch.long)
         labels = torch.full((len(group), width), -100, dtype=torch.long)
         mask = torch.zeros((len(group), width), dtype=torch.long)
+        weights = torch.ones(len(group))
         for row, i in enumerate(group):
-            tokens, prompt = items[i]
+            tokens, prompt, zh = items[i]
             ids[row, : len(tokens)] = torch.from_numpy(tokens.astype(np.int64))
             labels[row, prompt : len(tokens)] = ids[row, prompt : len(tokens)]
             mask[row, : len(tokens)] = 1
-        yield ids, labels, mask
+            weights[row] = zh_weight if zh else 1.0
+        yield ids, labels, mask, weights
 
 
-def loss_of(model, ids, labels, mask) -> tuple[torch.Tensor, int]:
-    """Summed cross-entropy over the answer tokens, and their count.
+def loss_of(model, ids, labels, mask, weights) -> tuple[torch.Tensor, torch.Tensor]:
+    """The cross-entropy of each answer token, and each one's weight (its row's).
 
     The output matrix is applied to the answer's positions only: the vocabulary is 262k wide,
     and logits for every prompt position would take most of the step's time and memory.
@@ -91,20 +106,36 @@ def loss_of(model, ids, labels, mask) -> tuple[torch.Tensor, int]:
     cap = getattr(causal.config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    loss = torch.nn.functional.cross_entropy(logits, target[answer], reduction="sum")
-    return loss, int(answer.sum())
+    losses = torch.nn.functional.cross_entropy(logits, target[answer], reduction="none")
+    return losses, weights.to(device)[:, None].expand_as(target)[answer]
 
 
 @torch.no_grad()
-def validation_loss(model, items, budget: int) -> float:
+def validation_losses(model, items: list[Example], budget: int) -> dict[str, float]:
+    """The mean loss per answer token (unweighted, whatever --zh-weight), over all answers and
+    per language that has any."""
     model.eval()
-    total, count = 0.0, 0
-    for ids, labels, mask in batches(items, budget, None):
-        with torch.autocast(next(model.parameters()).device.type, dtype=torch.bfloat16):
-            loss, n = loss_of(model, ids, labels, mask)
-        total, count = total + float(loss), count + n
+    losses = {"zh": 0.0, "en": 0.0}
+    tokens = {"zh": 0, "en": 0}
+    for lang, part in (("zh", [i for i in items if i[2]]), ("en", [i for i in items if not i[2]])):
+        for ids, labels, mask, weights in batches(part, budget, None):
+            with torch.autocast(next(model.parameters()).device.type, dtype=torch.bfloat16):
+                token_losses, _ = loss_of(model, ids, labels, mask, weights)
+            losses[lang] += float(token_losses.sum())
+            tokens[lang] += token_losses.numel()
     model.train()
-    return total / max(count, 1)
+    return {
+        "validation_loss": sum(losses.values()) / max(sum(tokens.values()), 1),
+        **{f"validation_loss_{lang}": losses[lang] / n for lang, n in tokens.items() if n},
+    }
+
+
+def positive(text: str) -> float:
+    """An option's value above zero."""
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above zero")
+    return value
 
 
 def main() -> None:
@@ -130,6 +161,12 @@ def main() -> None:
         default=0,
         help="stop after this long and keep what is trained (a device call has a time limit)",
     )
+    parser.add_argument(
+        "--zh-weight",
+        type=positive,
+        default=HYPERPARAMETERS["zh_weight"],
+        help="a zh answer token's weight in a batch's mean loss, an en one's being 1 (1: the same)",
+    )
     args = parser.parse_args()
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -140,6 +177,7 @@ def main() -> None:
         "rank": args.rank,
         "alpha": 2 * args.rank,
         "tokens_per_batch": args.tokens_per_batch,
+        "zh_weight": args.zh_weight,
     }
     device = torch.device(args.device)
     random.seed(h["seed"])
@@ -188,21 +226,24 @@ def main() -> None:
         "steps": total_steps,
         "curve": [],
     }
-    log["curve"].append({"step": 0, "validation_loss": validation_loss(model, valid, 65536)})
+    log["curve"].append({"step": 0, **validation_losses(model, valid, 65536)})
     print(json.dumps(log["curve"][-1]), flush=True)
     step = 0
     model.train()
     for epoch in range(h["epochs"]):
-        running, seen = 0.0, 0
-        for ids, labels, mask in batches(train, h["tokens_per_batch"], rng):
+        running, seen = 0.0, 0  # the answer tokens' loss, unweighted (as validation's)
+        for ids, labels, mask, weights in batches(
+            train, h["tokens_per_batch"], rng, h["zh_weight"]
+        ):
             with torch.autocast(device.type, dtype=torch.bfloat16):
-                loss, n = loss_of(model, ids, labels, mask)
-            (loss / max(n, 1)).backward()
+                token_losses, token_weights = loss_of(model, ids, labels, mask, weights)
+            ((token_losses * token_weights).sum() / token_weights.sum()).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), h["max_grad_norm"])
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            running, seen, step = running + float(loss.detach()), seen + n, step + 1
+            running += float(token_losses.detach().sum())
+            seen, step = seen + token_losses.numel(), step + 1
             if args.max_seconds and time.time() - started > args.max_seconds:
                 log["stopped_at_step"] = step
                 break
@@ -212,7 +253,7 @@ def main() -> None:
             # schedule then never reached its end).
             "epoch": epoch + 1 if "stopped_at_step" not in log else f"{epoch + 1} (partial)",
             "train_loss": running / max(seen, 1),
-            "validation_loss": validation_loss(model, valid, 65536),
+            **validation_losses(model, valid, 65536),
             "seconds": round(time.time() - started, 1),
         }
         log["curve"].append(entry)

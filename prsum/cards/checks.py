@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from prsum import prompts
 from prsum.grounding import Evidence, cited_names
 from prsum.types import Language, PullRequest
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")  # a CJK character
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _BAD_STARTS = ("-", "+", "@@", "###", "<", "1.", "*")
 NUMBER = re.compile(r"\d+(?:\.\d+)*")
@@ -34,6 +35,16 @@ _STUTTER = re.compile(
     rf"(?=(.{{{_STUTTER_SIZES.start},{_STUTTER_SIZES.stop - 1}}}?)\1{{{_STUTTER_TIMES - 1},}})"
 )
 _LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
+# A phrase a loop says again: five CJK characters in zh, four words in en; a third time in one
+# sentence is a loop, whatever stands between the repeats.
+_PHRASE_CHARACTERS = 5
+_PHRASE_WORDS = 4
+_PHRASE_TIMES = 3
+_CJK_RUN = re.compile(CJK.pattern + "+")
+_CJK_PHRASE = re.compile(CJK.pattern + f"{{{_PHRASE_CHARACTERS}}}")
+# A word with its digits ("v1.9.2"), so that a list of version bumps repeats no phrase.
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[.'’][A-Za-z0-9]+)*")
+_LAST_WORD = re.compile(r"[A-Za-z0-9]+$")
 # "from 1.24 to 1.24", "从 `x` 改为 `x`": a change of something into itself (a name or a
 # version, not "from time to time").
 _VALUE = r"(`[^`]+`|[A-Za-z_.-]*\d[A-Za-z0-9_.-]*|[A-Za-z]+ \d[A-Za-z0-9_.-]*)"
@@ -49,7 +60,7 @@ _SELF_CHANGE = {
 def in_language(text: str, lang: Language) -> bool:
     """Whether the prose of `text` (code spans aside) is written in `lang`."""
     prose = re.sub(r"`[^`]*`", "", text)
-    cjk = len(_CJK.findall(prose))
+    cjk = len(CJK.findall(prose))
     latin = len(_LATIN_WORD.findall(prose))
     if lang == "zh":
         return cjk >= 2 and cjk >= 2 * latin
@@ -66,7 +77,7 @@ def clean_field(text: str) -> str:
         if core and core not in seen:
             seen.add(core)
             kept.append(clause.strip())
-    joiner = "" if _CJK.search(text) else " "
+    joiner = "" if CJK.search(text) else " "
     return joiner.join(kept)
 
 
@@ -109,13 +120,67 @@ def ends_stuttering(text: str) -> bool:
     )
 
 
+def _piece_phrases(prose: str, lang: Language) -> list[str]:
+    """The phrases of prose without code spans, in order: every five-character window of each
+    CJK run (zh), every window of four words, lowercased (en)."""
+    if lang == "zh":
+        return [
+            run[start : start + _PHRASE_CHARACTERS]
+            for run in _CJK_RUN.findall(prose)
+            for start in range(len(run) - _PHRASE_CHARACTERS + 1)
+        ]
+    words = _WORD.findall(prose.lower())
+    return [
+        " ".join(words[at : at + _PHRASE_WORDS]) for at in range(len(words) - _PHRASE_WORDS + 1)
+    ]
+
+
+def _phrases(sentence: str, lang: Language) -> list[str]:
+    """The sentence's phrases; a code span ends one, so parallel clauses about different names
+    ("a test for `parse` in the module, a test for `emit` in the module") repeat none."""
+    return [
+        phrase for prose in _CODE_SPAN.split(sentence) for phrase in _piece_phrases(prose, lang)
+    ]
+
+
+def repeats_phrase(sentence: str, lang: Language) -> bool:
+    """Whether one sentence says a phrase a third time ("选项在父目录里执行的子目录里执行，父目录
+    里执行的子目录里执行，父目录里执行"): a loop that varies what stands between its repeats, so
+    no stutter."""
+    return any(times >= _PHRASE_TIMES for times in Counter(_phrases(sentence, lang)).values())
+
+
+def ends_repeating_phrase(text: str, lang: Language) -> bool:
+    """Whether `text`, a summary being written outside a code span, ends on a phrase its last
+    sentence says for the third time: what a guard checks char by char. In en it checks at every
+    letter or digit, so it refuses a word as soon as it spells a third repeat ("hook" before
+    "hooks" too): stricter than `loops` by the rest of one word."""
+    if lang == "zh":
+        tail = text[-_PHRASE_CHARACTERS:]
+        if not _CJK_PHRASE.fullmatch(tail):
+            return False
+    else:
+        last_word = _LAST_WORD.search(text)
+        if last_word is None:
+            return False
+        tail = last_word.group()
+    # The phrase, or in en its last word, occurs three times anywhere (overlaps counted): a
+    # bound that lets most calls skip splitting the text into sentences.
+    if len(re.findall(f"(?={re.escape(tail.lower())})", text.lower())) < _PHRASE_TIMES:
+        return False
+    sentence = sentences(text, lang)[-1]
+    ending = _piece_phrases(_CODE_SPAN.split(sentence)[-1], lang)
+    return bool(ending) and _phrases(sentence, lang).count(ending[-1]) >= _PHRASE_TIMES
+
+
 def loops(text: str) -> bool:
     """A small model's loop: one code name said three times or more in one sentence (across
-    a paragraph's sentences, the change's main function is rightly named again), or words
-    that stutter."""
-    lang: Language = "zh" if _CJK.search(text) else "en"
+    a paragraph's sentences, the change's main function is rightly named again), a phrase said
+    three times in one sentence, or words that stutter."""
+    lang: Language = "zh" if CJK.search(text) else "en"
     return stutters(text) or any(
-        most_repeated_name(sentence) >= 3 for sentence in sentences(text, lang)
+        most_repeated_name(sentence) >= 3 or repeats_phrase(sentence, lang)
+        for sentence in sentences(text, lang)
     )
 
 

@@ -19,9 +19,11 @@ from typing import Any, Final
 from prsum import prompts
 from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
 from prsum.cards.checks import (
+    CJK,
     NUMBER,
     AnswerChecker,
     clean_field,
+    ends_repeating_phrase,
     ends_stuttering,
     loops,
     most_repeated_name,
@@ -42,7 +44,6 @@ _HEADLINE_LIMITS = {"zh": 24, "en": 12}  # CJK characters / words
 _MAX_ITEMS = 3
 _MAX_FOCUS = 4
 _MAX_SENTENCES = 5
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 CARD_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -76,11 +77,12 @@ CARD_SCHEMA: dict[str, Any] = {
 # afterwards (`salvaged`).
 WHOLE_SAMPLING = Sampling(temperature=0.0, repeat_penalty=1.0, breaker=RepeatBreaker())
 # The length (characters) that nine in ten summaries of each verdict reach in the training
-# corpus (training/corpus). Greedy decoding ends a small model's summary sooner than the cards
-# it learned from did; below this length it may not end it yet.
+# corpus (training/corpus; tests/test_corpus.py keeps the two in step). Greedy decoding ends a
+# small model's summary sooner than the cards it learned from did; below this length it may not
+# end it yet.
 SUMMARY_FLOOR: dict[Language, dict[str, int]] = {
-    "en": {"skip": 195, "skim": 494, "deep": 755},
-    "zh": {"skip": 94, "skim": 233, "deep": 346},
+    "en": {"skip": 408, "skim": 494, "deep": 755},
+    "zh": {"skip": 180, "skim": 233, "deep": 346},
 }
 _OPEN_SUMMARY = re.compile(
     r'"verdict"\s*:\s*"(deep|skim|skip)"[^{}]*"summary"\s*:\s*"((?:[^"\\\n]|\\.)*)$'
@@ -136,16 +138,17 @@ def answer_guard(
     symbols the PR contains (`knows`; `begins` of one still being written, by default
     `knows`), focus paths among its files, no end to the summary before its verdict's
     `SUMMARY_FLOOR`, and in the summary none of the loops `loops` would drop a whole sentence
-    for: no stutter, and no new name, backticked or (in zh) bare, in a sentence that has
-    named one twice."""
+    for: no stutter, no phrase a third time in a sentence, and no new name, backticked or (in
+    zh) bare, in a sentence that has named one twice."""
     floors = SUMMARY_FLOOR[lang]
     begins = begins or knows
 
     def loops_in(text: str, added: str) -> bool:
         """Whether `added` starts, after the summary `text`, a loop `loops` would drop the
-        sentence for: outside code spans, a stutter wherever the piece stops, or a new name in
-        a sentence that already repeats one (a backticked name, or in zh a bare one: Latin
-        letters, which is what the model writes when its backtick is refused)."""
+        sentence for: outside code spans, a stutter wherever the piece stops, a phrase said a
+        third time in the sentence, or a new name in a sentence that already repeats one (a
+        backticked name, or in zh a bare one: Latin letters, which is what the model writes
+        when its backtick is refused)."""
         in_span = text.count("`") % 2 == 1  # kept up to date char by char, not recounted
         for index, char in enumerate(added):
             before = text + added[:index]
@@ -160,6 +163,13 @@ def answer_guard(
                 return True
             in_span ^= char == "`"
             if not in_span and ends_stuttering(before + char):
+                return True
+            # A phrase ends on a CJK character (zh), or on a letter or digit of its last word (en).
+            if (
+                not in_span
+                and (CJK.match(char) if lang == "zh" else char.isascii() and char.isalnum())
+                and ends_repeating_phrase(before + char, lang)
+            ):
                 return True
         return False
 
@@ -286,7 +296,7 @@ class WholeStrategy:
         if not isinstance(value, str):
             return ""
         text = clean_field(value)
-        size = len(_CJK.findall(text)) if self.lang == "zh" else len(text.split())
+        size = len(CJK.findall(text)) if self.lang == "zh" else len(text.split())
         if size > _HEADLINE_LIMITS[self.lang] or not checker.accept(text, "headline"):
             return ""
         return text

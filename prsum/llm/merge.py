@@ -11,12 +11,28 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from prsum.errors import ModelError
 
 _LORA_A, _LORA_B = ".lora_a", ".lora_b"
+
+
+def writer_like(source: Any, path: Path) -> Any:
+    """A `gguf.GGUFWriter` to `path` with the metadata of `source` (a `gguf.GGUFReader`); the
+    tensors are the caller's to add. Call it once gguf is known to be installed."""
+    import gguf
+
+    writer = gguf.GGUFWriter(path, arch=str(source.fields["general.architecture"].contents()))
+    for field in source.fields.values():
+        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
+            continue  # the writer writes these itself
+        kind = field.types[0]
+        item = field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), kind, sub_type=item)
+    return writer
 
 
 def merge_adapter(model: Path, adapter: Path, target: Path) -> None:
@@ -53,13 +69,7 @@ def merge_adapter(model: Path, adapter: Path, target: Path) -> None:
     partial = target.with_name(f".{target.name}.partial")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        writer = gguf.GGUFWriter(partial, arch=str(base.fields["general.architecture"].contents()))
-        for field in base.fields.values():
-            if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
-                continue  # the writer writes these itself
-            kind = field.types[0]
-            item = field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None
-            writer.add_key_value(field.name, field.contents(), kind, sub_type=item)
+        writer = writer_like(base, partial)
         for name, data, quantization in tensors:
             writer.add_tensor_info(
                 name, data.shape, data.dtype, data.nbytes, raw_dtype=quantization
