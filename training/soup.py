@@ -20,9 +20,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from prsum.llm.merge import writer_like
-
-_LORA_A, _LORA_B = ".lora_a", ".lora_b"
+from prsum.llm.merge import LORA_A, LORA_B, writer_like
 
 
 def factors(path: Path) -> tuple[gguf.GGUFReader, dict[str, np.ndarray]]:
@@ -40,17 +38,17 @@ def soup(first: Path, second: Path, weight: float, out: Path) -> list[float]:
         raise SystemExit(f"{first.name} and {second.name} are not adapters of one shape")
     writer = writer_like(reader, out)
     kept = []
-    for name in sorted(n.removesuffix(_LORA_A) for n in a if n.endswith(_LORA_A)):
-        rank = a[name + _LORA_A].shape[0]
+    for name in sorted(n.removesuffix(LORA_A) for n in a if n.endswith(LORA_A)):
+        rank = a[name + LORA_A].shape[0]
         # Both updates are scaled alike (alpha / rank), so their unscaled products average.
-        update = weight * (a[name + _LORA_B] @ a[name + _LORA_A]) + (1 - weight) * (
-            b[name + _LORA_B] @ b[name + _LORA_A]
+        update = weight * (a[name + LORA_B] @ a[name + LORA_A]) + (1 - weight) * (
+            b[name + LORA_B] @ b[name + LORA_A]
         )
         left, values, right = np.linalg.svd(update, full_matrices=False)
         kept.append(float((values[:rank] ** 2).sum() / (values**2).sum()))
         root = np.sqrt(values[:rank])  # split evenly between the two factors
-        writer.add_tensor(name + _LORA_A, (root[:, None] * right[:rank]).astype(np.float16))
-        writer.add_tensor(name + _LORA_B, (left[:, :rank] * root[None, :]).astype(np.float16))
+        writer.add_tensor(name + LORA_A, (root[:, None] * right[:rank]).astype(np.float16))
+        writer.add_tensor(name + LORA_B, (left[:, :rank] * root[None, :]).astype(np.float16))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -17,7 +17,7 @@ import numpy as np
 
 from prsum.errors import ModelError
 
-_LORA_A, _LORA_B = ".lora_a", ".lora_b"
+LORA_A, LORA_B = ".lora_a", ".lora_b"  # the suffixes of a LoRA pair's two tensors
 
 
 def writer_like(source: Any, path: Path) -> Any:
@@ -52,7 +52,7 @@ def merge_adapter(model: Path, adapter: Path, target: Path) -> None:
         raise ModelError(f"cannot read {model.name} or its adapter {adapter.name}: {exc}") from None
     alpha = float(lora.fields["adapter.lora.alpha"].contents())
     pairs = {t.name: np.asarray(t.data, dtype=np.float32) for t in lora.tensors}
-    targets = {name.removesuffix(_LORA_A) for name in pairs if name.endswith(_LORA_A)}
+    targets = {name.removesuffix(LORA_A) for name in pairs if name.endswith(LORA_A)}
     missing = targets - {t.name for t in base.tensors}
     if missing:
         raise ModelError(f"{adapter.name} does not fit {model.name}: no {sorted(missing)[0]}")
@@ -61,7 +61,7 @@ def merge_adapter(model: Path, adapter: Path, target: Path) -> None:
         if tensor.name not in targets:
             tensors.append((tensor.name, tensor.data, tensor.tensor_type))
             continue
-        down, up = pairs[tensor.name + _LORA_A], pairs[tensor.name + _LORA_B]
+        down, up = pairs[tensor.name + LORA_A], pairs[tensor.name + LORA_B]
         weights = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
         merged = weights + (up @ down) * (alpha / down.shape[0])
         q8 = gguf.GGMLQuantizationType.Q8_0
