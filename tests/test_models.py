@@ -292,6 +292,14 @@ def test_two_adapters_average_into_one_of_their_rank(tmp_path: Path) -> None:
     assert kept == [pytest.approx(1.0)]
     assert float(result.fields["adapter.lora.alpha"].contents()) == 4.0
 
+    (tmp_path / "text.gguf").write_text("not a model")
+    with pytest.raises(SystemExit, match="cannot read"):
+        soup(tmp_path / "text.gguf", paths[1], 0.5, tmp_path / "other.gguf")
+    model = tmp_path / "model.gguf"
+    write_gguf(model, {"blk.0.attn_q.weight": ups[0]})
+    with pytest.raises(SystemExit, match="is not a LoRA adapter"):
+        soup(model, paths[1], 0.5, tmp_path / "other.gguf")
+
 
 def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("gguf")

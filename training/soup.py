@@ -24,7 +24,14 @@ from prsum.llm.merge import LORA_A, LORA_B, writer_like
 
 
 def factors(path: Path) -> tuple[gguf.GGUFReader, dict[str, np.ndarray]]:
-    reader = gguf.GGUFReader(path)
+    """The adapter's reader and its tensors; a file that is no GGUF ends the run in one line."""
+    try:
+        reader = gguf.GGUFReader(path)
+        alpha = reader.fields.get("adapter.lora.alpha")
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"cannot read {path}: {exc}") from None
+    if alpha is None:
+        raise SystemExit(f"{path} is not a LoRA adapter (no adapter.lora.alpha)")
     return reader, {t.name: np.asarray(t.data, dtype=np.float32) for t in reader.tensors}
 
 
