@@ -13,6 +13,7 @@ _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w./:-]*")
 _PROSE = re.compile(r"^\s|[.!?]\s|[。！？]")  # in backticks: not a name but a sentence
+_CALL = re.compile(r"([^()\s]+)\([^()]*\)")  # a call with its arguments: `name(x, y)`
 _LOOSE_END = re.compile(r"\s$|[.,;:][()]*$")  # a name's end that is its sentence's
 
 
@@ -33,17 +34,37 @@ class Evidence:
         return cls(text, frozenset(paths), names)
 
     def knows(self, name: str) -> bool:
-        core = name.strip().rstrip("().,;:")
+        """Whether the PR contains `name`, as a path or in its text, the sentence's punctuation
+        after it aside; a call (`name()`, `name(x)`) where the PR calls or defines `name`
+        (`called`). A model refused the closing backtick of a name tries `name(`, `name)` or
+        `name()` next: none of them is known for a name the PR only mentions."""
+        core = name.strip().rstrip(".,;:")
         if not core:
             return False
-        return core in self.paths or core in self.text or core.split("(")[0] in self.text
+        call = _CALL.fullmatch(core)
+        return core in self.paths or core in self.text or bool(call and self.called(call.group(1)))
 
     def begins(self, start: str) -> bool:
-        """Whether a name may begin with `start` as written (a call's parentheses aside): it
-        occurs in the PR's text. Stricter than `knows`, which forgives a finished name the
-        space and punctuation of the sentence around it."""
-        core = re.sub(r"\(\)?$", "", start)
-        return bool(core) and core in self.text
+        """Whether a name may begin with `start` as written: it occurs in the PR's text, or it
+        is a call being opened (`name(`, `name()`) of a name the PR calls or defines. Stricter
+        than `knows`, which forgives a finished name the space and punctuation of the sentence
+        around it."""
+        callee = re.sub(r"\(\)?$", "", start)
+        if callee != start:
+            return bool(callee) and (start in self.text or self.called(callee))
+        return bool(start) and start in self.text
+
+    def called(self, name: str) -> bool:
+        """Whether the PR calls or defines `name`: `name(`, `name<…>(` (generics), `name = (`
+        (an arrow function), or a definition keyword before it (`def reset`, `fn parse`)."""
+        escaped = re.escape(name)
+        return bool(
+            re.search(
+                rf"(?<!\w){escaped}\s*(?:\(|<|=\s*(?:async\s*)?\()"
+                rf"|\b(?:def|fn|func|fun|function)\s+{escaped}\b",
+                self.text,
+            )
+        )
 
     def full_path(self, name: str) -> str | None:
         """The path of the PR's one file that `name` is the bare file name of (`CICD.yml` for

@@ -77,6 +77,22 @@ def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder)
     assert ground_text("Read `lexer.py`.", evidence) == ("Read `src/lexer.py`.", 0)
 
 
+def test_a_call_is_known_where_the_pr_calls_or_defines_it() -> None:
+    text = (
+        "func (c *Cache) Put() { c.evict(1) }\nc.Limit = 2\n"
+        "pub fn parse<R: Read>(r: R)\nconst onClick = () => 1\ndef reset\nend"
+    )
+    evidence = Evidence(text, frozenset({"cache.go"}), ())
+    for name in ("Put", "Put()", "Put().", "evict()", "evict(n)", "c.evict(1);", "cache.go"):
+        assert evidence.knows(name), name
+    for call in ("parse()", "onClick()", "reset()"):  # generics, an arrow function, Ruby
+        assert evidence.knows(call) and evidence.begins(call), call
+    # What a model writes when the closing backtick of a name is refused: no name of the PR.
+    for name in ("evict)", "Limit(", "Limit()", "Cache()", "Put((", "Put)"):
+        assert not evidence.knows(name), name
+    assert evidence.begins("evict()") and not evidence.begins("Limit(")
+
+
 def test_copied_example_text_is_retried_with_its_start_banned(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     copied = "依赖机器人的例行升级，只改了工作流文件里的版本号。"

@@ -181,6 +181,7 @@ def test_a_loop_is_a_name_said_three_times_in_one_sentence() -> None:
     assert loops("It computes the no-attention-heads-heads-heads-heads flops.")
     assert loops("它把矩阵切开切开切开切开。")
     assert not loops("It moves 1.0.1111111 up... and back........ as before.")
+    assert not loops("It listens on 0.0.0.0.") and loops("它改了 '___.___.___.___.' 各一行。")
     assert not loops("It masks the id with `0xFFFFFFFF`.")  # code spans are no prose
     assert loops("It draws --------x--x--x--x.")  # a run without letters hides none
     # So does a phrase said a third time in one sentence, whatever stands between its repeats.
@@ -227,6 +228,9 @@ def known(name: str) -> bool:
     return name in "def parse_text(): render(items)"
 
 
+STATED = frozenset({"2", "3", "1.24", "1.25", "30"})  # the numbers the PR states
+
+
 def test_a_backticked_name_may_only_grow_into_a_known_one() -> None:
     assert cites_only_known("It calls `parse", "_text", known)  # still the start of a name
     assert not cites_only_known("It calls `parse", "_all", known)
@@ -260,10 +264,10 @@ def test_text_outside_backticks_and_names_already_written_are_free() -> None:
 
 
 def test_a_summary_may_not_end_before_its_verdicts_floor() -> None:
-    allows = answer_guard(known, {"src/parser.py"}, "en")
+    allows = answer_guard(known, {"src/parser.py"}, "en", STATED)
     opening = '{"headline": "Parser", "verdict": "skim", "minutes": 3, "summary": "'
     short = opening + "It adds `parse_text`."
-    long = short + "".join(f" word{index}" for index in range(SUMMARY_FLOOR["en"]["skim"]))
+    long = short + " word" * SUMMARY_FLOOR["en"]["skim"]
     assert not allows(short, '",') and not allows(short, "\n")
     assert allows(short, " It") and allows(long, '",')
     # Other strings end where the model ends them, the headline and the summary of a skip card.
@@ -272,8 +276,61 @@ def test_a_summary_may_not_end_before_its_verdicts_floor() -> None:
     assert allows(skip, '",')
 
 
+def test_the_end_of_the_turn_is_the_end_of_the_summary() -> None:
+    allows = answer_guard(known, {"src/parser.py"}, "en", STATED)
+    opening = '{"headline": "Parser", "verdict": "skim", "minutes": 3, "summary": "'
+    short = opening + "It adds `parse_text`."
+    long = short + " word" * SUMMARY_FLOOR["en"]["skim"]
+    # A control token's text is empty: before the floor it would cut the card's paragraph.
+    assert not allows(short, "") and allows(long, "") and allows(short + '", "focus": [', "")
+    assert not allows('{"focus": [{"path": "src/pars', "")  # nor may it cut a path
+
+
+def test_a_summary_states_only_the_prs_numbers_and_changes_nothing_into_itself() -> None:
+    allows = answer_guard(known, {"src/parser.py"}, "en", STATED)
+    opening = '{"headline": "Go", "verdict": "skip", "minutes": 0, "summary": "It moves Go from '
+    assert allows(opening, "1.24") and allows(opening, "1.") and allows(opening + "1.2", "5 to")
+    assert not allows(opening, "1.23") and not allows(opening, "7")  # starts no stated number
+    assert not allows(opening + "1.2", " to")  # "1.2" is not stated, though it starts two
+    assert allows(opening + "1.24 to 3", "0.") and allows(opening + "1.24 to 3", ".")
+    assert not allows(opening + "1.24 to 3", "0.1")  # "30.1" is not stated; "30." ends it
+    # A change of something into itself is refused where it is finished, not before: digit by
+    # digit, "from 3 to 3" may still become "from 3 to 30".
+    to_three = (
+        '{"headline": "Go", "verdict": "skip", "minutes": 0, "summary": "It moves Go from 3 to '
+    )
+    assert allows(to_three, "3") and allows(to_three + "3", "0") and allows(to_three + "3", ".")
+    assert not allows(to_three + "3", " and") and not allows(to_three + "3.", " It")
+    assert allows(opening + "1.24 to ", "1.25") and not allows(opening + "1.24 to 1.24", ",")
+    # A JSON escape holds no number.
+    assert allows(opening + "1.24 \\u21", "92 1.25") and not allows(opening + "1.24 \\n", "7")
+    allows_zh = answer_guard(known, {"src/parser.py"}, "zh", STATED)
+    opening_zh = opening[: -len("It moves Go from ")] + "把 `parse_text` 的调用从 `render` 改为 "
+    assert not allows_zh(opening_zh, "`render`，") and allows_zh(opening_zh, "`parse_text`，")
+    assert allows_zh(opening_zh + "`parse_text`，改了 ", "3 处")
+    assert not allows_zh(opening_zh + "`parse_text`，改了 ", "4 处")
+    # Numbers outside the summary are the checks' business, not the guard's.
+    assert allows('{"headline": "Go ', "1.23")
+
+
+def test_a_summary_keeps_to_its_languages_letters_and_the_prs() -> None:
+    opening = '{"headline": "Release", "verdict": "skip", "minutes": 0, "summary": "'
+    allows_zh = answer_guard(known, {"src/parser.py"}, "zh", STATED)
+    assert allows_zh(opening, "发布版本") and allows_zh(opening + "给 ", "café 加上")
+    assert not allows_zh(opening + "改了 ", "'__клю__'")  # a stray token of another script
+    allows_en = answer_guard(known, {"src/parser.py"}, "en", STATED)
+    assert not allows_en(opening + "It bumps ", "版本") and allows_en(opening, "It bumps µs")
+    # A letter the PR itself writes may be quoted; in en not a CJK one, which `in_language`
+    # refuses, though inside a code span it is part of a name.
+    pr_letters = answer_guard(lambda name: name in "'λ' `名前`", {"a.py"}, "en", STATED)
+    assert pr_letters(opening + "It renames the unit to ", "λs.")
+    assert not pr_letters(opening + "It renames ", "名前") and pr_letters(
+        opening + "It renames `", "名前"
+    )
+
+
 def test_a_focus_place_is_one_of_the_prs_files_and_names() -> None:
-    allows = answer_guard(known, {"src/parser.py", "src/render.py"}, "en")
+    allows = answer_guard(known, {"src/parser.py", "src/render.py"}, "en", STATED)
     place = '{"focus": [{"path": "src/'
     assert allows(place, "parser") and allows(place + "parser", '.py", ')
     assert not allows(place, "lexer") and not allows(place + "parser", '", ')  # a path's start
@@ -397,7 +454,7 @@ def test_the_default_model_is_tuned_to_write_whole_cards(
 
 
 def test_a_summary_sentence_does_not_loop_on_names_or_words() -> None:
-    allows = answer_guard(known, {"src/parser.py"}, "en")
+    allows = answer_guard(known, {"src/parser.py"}, "en", STATED)
     opening = '{"headline": "Parser", "verdict": "skip", "minutes": 0, "summary": "'
     twice = opening + "`parse_text` calls `render`, and `parse_text` "
     assert not allows(twice, "calls `") and allows(twice, "calls it")
@@ -417,7 +474,7 @@ def test_a_summary_sentence_does_not_loop_on_names_or_words() -> None:
     numbers = opening + "It sets numpy to 2, sets numpy to 2 and sets numpy to "
     assert not allows(numbers, "2") and allows(numbers, "3")  # a phrase may end on a digit
     # In zh a refused backtick is not traded for the name written bare.
-    allows_zh = answer_guard(known, {"src/parser.py"}, "zh")
+    allows_zh = answer_guard(known, {"src/parser.py"}, "zh", STATED)
     twice_zh = opening + "`parse_text` 调用 `render`，`parse_text` 再"
     assert not allows_zh(twice_zh, "调用 `") and not allows_zh(twice_zh, "调用 render")
     assert allows_zh(twice_zh, "返回。") and allows_zh(twice_zh + "返回。", "`render")

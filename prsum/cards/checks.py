@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from prsum import prompts
@@ -27,14 +28,18 @@ _SENTENCE_END = {
 }
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _CLAUSE_END = re.compile(r"(?<=[，。；！？,;!?])\s*|(?<=\.)\s+")
-# A stutter: a stretch of 2 to 24 characters, with a letter in it, four times on end.
+# A stutter: a stretch of 2 to 24 characters, with a letter or an underscore in it, four times
+# on end.
 _STUTTER_SIZES = range(2, 25)
 _STUTTER_TIMES = 4
-# A lookahead finds the stretch at every start, so one without a letter hides no other.
+# A lookahead finds the stretch at every start, so one without a letter or an underscore
+# hides no other.
 _STUTTER = re.compile(
     rf"(?=(.{{{_STUTTER_SIZES.start},{_STUTTER_SIZES.stop - 1}}}?)\1{{{_STUTTER_TIMES - 1},}})"
 )
-_LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
+# What a stutter's stretch holds: a letter of any script or an underscore ("___.___.___.___.";
+# "0.0.0.0." is none).
+_WORDY = re.compile(r"[^\W\d]")
 # A phrase a loop says again: five CJK characters in zh, four words in en; a third time in one
 # sentence is a loop, whatever stands between the repeats.
 _PHRASE_CHARACTERS = 5
@@ -55,6 +60,44 @@ _SELF_CHANGE = {
         rf"从\s*{_VALUE}\s*(?:改为|改成|变为|换成|升到|升级到|升级为|提升到|移到|挪到|到)\s*{_SAME_VALUE}"
     ),
 }
+_CHANGE_START: dict[Language, str] = {"en": "from ", "zh": "从"}
+# A JSON escape, as the model writes it into its answer (`\\u2192`, `\\n`).
+_JSON_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,4}|.?)")
+
+
+def writes_unstated_number(text: str, added: str, stated: Collection[str]) -> bool:
+    """Whether `added`, written after `text`, finishes a number that is not in `stated` or
+    begins one that starts none of them: what `AnswerChecker.unsupported` would refuse, checked
+    as it is written (in the answer's JSON: an escape such as `\\u2192` holds no number). A
+    number still open at the end ("1.2", "1.2.") may grow into a stated one."""
+    text, written = _JSON_ESCAPE.sub(" ", text), _JSON_ESCAPE.sub(" ", text + added)
+    # From the number `text` ends in, if any: the one `added` may go on with.
+    for number in NUMBER.finditer(written, len(text.rstrip("0123456789."))):
+        rest = written[number.end() :]
+        value = number.group()
+        if rest in ("", "."):  # open: the number, or the sentence, may go on
+            grows = any(figure.startswith(value + rest) for figure in stated)
+            if not (grows or (rest and value in stated)):
+                return True
+        elif value not in stated:
+            return True
+    return False
+
+
+def changes_into_itself(text: str, added: str, lang: Language) -> bool:
+    """Whether `added`, written after `text`, finishes a change of something into itself ("from
+    1.2 to 1.2"): another thing `AnswerChecker.unsupported` would refuse. The second value is
+    finished by what follows it, as a number is: "from 3 to 3" may still become "from 3 to 30"."""
+    written = text + added
+    start = max(0, text.rfind(_CHANGE_START[lang]))  # the last change `text` began, if any
+    for change in _SELF_CHANGE[lang].finditer(written, start):
+        rest = written[change.end() :]
+        if rest in ("", "."):  # not finished yet
+            continue
+        # Where the value was finished: at the character after it, or after its period.
+        if change.end() + (rest[0] == "." and len(rest) > 1) >= len(text):
+            return True
+    return False
 
 
 def in_language(text: str, lang: Language) -> bool:
@@ -106,7 +149,7 @@ def stutters(text: str) -> bool:
     heads-heads-"): a loop the repeat breaker let through by varying it. A constant such as
     `0xFFFFFFFF` is no loop."""
     prose = _CODE_SPAN.sub("`", text)
-    return any(_LETTER.search(run.group(1)) for run in _STUTTER.finditer(prose))
+    return any(_WORDY.search(run.group(1)) for run in _STUTTER.finditer(prose))
 
 
 def ends_stuttering(text: str) -> bool:
@@ -115,7 +158,7 @@ def ends_stuttering(text: str) -> bool:
     return any(
         len(text) >= size * _STUTTER_TIMES
         and text.endswith(text[-size:] * _STUTTER_TIMES)
-        and _LETTER.search(text[-size:])
+        and _WORDY.search(text[-size:])
         for size in _STUTTER_SIZES
     )
 

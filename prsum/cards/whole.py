@@ -22,6 +22,7 @@ from prsum.cards.checks import (
     CJK,
     NUMBER,
     AnswerChecker,
+    changes_into_itself,
     clean_field,
     ends_repeating_phrase,
     ends_stuttering,
@@ -29,6 +30,7 @@ from prsum.cards.checks import (
     most_repeated_name,
     said_again,
     sentences,
+    writes_unstated_number,
 )
 from prsum.grounding import cites_only_known
 from prsum.llm import Backend, Message, RepeatBreaker, Sampling
@@ -88,6 +90,13 @@ _OPEN_SUMMARY = re.compile(
     r'"verdict"\s*:\s*"(deep|skim|skip)"[^{}]*"summary"\s*:\s*"((?:[^"\\\n]|\\.)*)$'
 )
 _OPEN_PLACE = re.compile(r'"(path|symbol)"\s*:\s*"([^"\\\n]*)$')  # a focus place being written
+# The letters a card's prose is written in: Latin ("µs" and "café" too), and in zh the CJK
+# characters. Any other (a stray Cyrillic token, say) must be one the PR itself contains.
+_LATIN = r"\x00-\x7f\u00aa\u00b5\u00ba\u00c0-\u024f"
+_CARD_LETTERS: dict[Language, re.Pattern[str]] = {
+    "en": re.compile(f"[{_LATIN}]"),
+    "zh": re.compile(f"[{_LATIN}{CJK.pattern[1:-1]}]"),
+}
 _FINISHED = re.compile(r"[。！？.!?][”’」』）)\"']*$")
 _STRING_FIELD = r'"{key}"\s*:\s*"((?:[^"\\\n]|\\.)*)(")?'
 
@@ -132,16 +141,40 @@ def answer_guard(
     knows: Callable[[str], bool],
     paths: Collection[str],
     lang: Language,
+    stated_numbers: Collection[str],
     begins: Callable[[str], bool] | None = None,
 ) -> Callable[[str, str], bool]:
     """What a card's answer may write next (`Sampling.allows`): backticked names and focus
     symbols the PR contains (`knows`; `begins` of one still being written, by default
-    `knows`), focus paths among its files, no end to the summary before its verdict's
-    `SUMMARY_FLOOR`, and in the summary none of the loops `loops` would drop a whole sentence
-    for: no stutter, no phrase a third time in a sentence, and no new name, backticked or (in
-    zh) bare, in a sentence that has named one twice."""
+    `knows`), focus paths among its files, no end to the summary (nor to the answer) before its
+    verdict's `SUMMARY_FLOOR`, and in the summary nothing the checks would drop a whole sentence
+    for: no number the PR does not state (`stated_numbers`), no change of something into
+    itself, no letter of another script than the card's that the PR does not contain, and none
+    of the loops `loops` finds: no stutter, no phrase a third time in a
+    sentence, and no new name, backticked or (in zh) bare, in a sentence that has named one
+    twice. Refused there, the model writes its next likeliest words instead of losing the
+    sentence."""
     floors = SUMMARY_FLOOR[lang]
     begins = begins or knows
+    letters = _CARD_LETTERS[lang]
+
+    def strange_letters(text: str, added: str) -> bool:
+        """Whether `added` writes, after the summary `text` and outside code spans, a letter of
+        neither the card's scripts nor the PR's (`begins` of one character), or in en a CJK
+        one, which `in_language` refuses wherever it comes from."""
+        if added.isascii():
+            return False
+        in_span = text.count("`") % 2 == 1
+        for char in added:
+            in_span ^= char == "`"
+            if (
+                not in_span
+                and char.isalpha()
+                and not letters.match(char)
+                and ((lang == "en" and CJK.match(char)) or not begins(char))
+            ):
+                return True
+        return False
 
     def loops_in(text: str, added: str) -> bool:
         """Whether `added` starts, after the summary `text`, a loop `loops` would drop the
@@ -182,8 +215,11 @@ def answer_guard(
     def allows(written: str, piece: str) -> bool:
         if not cites_only_known(written, piece, knows, begins):
             return False
-        ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
-        added = piece[: min(ends)] if ends else piece
+        # A quote or a line break ends a string; so does the end of the turn, a control token
+        # whose text is empty (the answer ends there).
+        cut = min((at for at in (piece.find('"'), piece.find("\n")) if at >= 0), default=None)
+        ends = cut is not None or not piece
+        added = piece[:cut]
         place, summary = open_field(written)
         if place:
             field, value = place.group(1), place.group(2) + added
@@ -192,7 +228,14 @@ def answer_guard(
             return value in paths if ends else any(path.startswith(value) for path in paths)
         if summary:
             verdict, text = summary.groups()
-            if loops_in(text, added):
+            # The string's end finishes a number or a value the summary ends on.
+            closed = added + ('"' if ends else "")
+            if (  # the cheap checks first: a refused piece costs one call, an allowed one all
+                strange_letters(text, added)
+                or writes_unstated_number(text, closed, stated_numbers)
+                or changes_into_itself(text, closed, lang)
+                or loops_in(text, added)
+            ):
                 return False
             return not ends or len(text) + len(added) >= floors[verdict]
         return True
@@ -223,25 +266,30 @@ class WholeStrategy:
         return [prompts.allowed_verdicts_line(allowed_verdicts(facts), self.lang)]
 
     def write(self, card: CardInput) -> tuple[CardBody, int]:
-        messages = messages_for(card.packed.prompt)
-        completion = self.backend.chat(
-            messages,
-            max_tokens=WHOLE_TOKENS,
-            sampling=replace(self.sampling, allows=self._guard(card)),
-            json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
-        )
-        card.usage.add(completion)
-        answer = parse_card(completion.text) or salvaged(completion.text, self.lang)
         checker = AnswerChecker.for_card(
             self.lang, self.frame, card.packed.prompt, card.pr, card.evidence
         )
         # Numbers the prompt shows (line counts, versions in the diff) may be stated.
         checker.stated_numbers |= set(NUMBER.findall(checker.pr_text))
+        completion = self.backend.chat(
+            messages_for(card.packed.prompt),
+            max_tokens=WHOLE_TOKENS,
+            sampling=replace(self.sampling, allows=self._guard(card, checker)),
+            json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
+        )
+        card.usage.add(completion)
+        answer = parse_card(completion.text) or salvaged(completion.text, self.lang)
         return self._checked(card, answer, checker), completion.prompt_tokens
 
-    def _guard(self, card: CardInput) -> Callable[[str, str], bool]:
+    def _guard(self, card: CardInput, checker: AnswerChecker) -> Callable[[str, str], bool]:
         paths = {change.path for change in card.pr.files}  # those `_focus` accepts
-        return answer_guard(card.evidence.knows, paths, self.lang, card.evidence.begins)
+        return answer_guard(
+            card.evidence.knows,
+            paths,
+            self.lang,
+            frozenset(checker.stated_numbers),
+            card.evidence.begins,
+        )
 
     def _checked(
         self, card: CardInput, answer: Mapping[str, Any], checker: AnswerChecker
