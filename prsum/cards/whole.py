@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
@@ -137,6 +137,15 @@ def salvaged(text: str, lang: Language) -> dict[str, Any]:
     return answer
 
 
+def _spanned(text: str, added: str) -> Iterator[tuple[int, str, bool]]:
+    """Each character of `added`, written after `text`, with its index and whether a code span
+    is open before it: the state kept char by char, not recounted from `text` each time."""
+    in_span = text.count("`") % 2 == 1
+    for index, char in enumerate(added):
+        yield index, char, in_span
+        in_span ^= char == "`"
+
+
 def answer_guard(
     knows: Callable[[str], bool],
     paths: Collection[str],
@@ -150,10 +159,9 @@ def answer_guard(
     verdict's `SUMMARY_FLOOR`, and in the summary nothing the checks would drop a whole sentence
     for: no number the PR does not state (`stated_numbers`), no change of something into
     itself, no letter of another script than the card's that the PR does not contain, and none
-    of the loops `loops` finds: no stutter, no phrase a third time in a
-    sentence, and no new name, backticked or (in zh) bare, in a sentence that has named one
-    twice. Refused there, the model writes its next likeliest words instead of losing the
-    sentence."""
+    of the loops `loops` finds: no stutter, no phrase a third time in a sentence, and no new
+    name, backticked or (in zh) bare, in a sentence that has named one twice. Refused there,
+    the model writes its next likeliest words instead of losing the sentence."""
     floors = SUMMARY_FLOOR[lang]
     begins = begins or knows
     letters = _CARD_LETTERS[lang]
@@ -164,9 +172,7 @@ def answer_guard(
         one, which `in_language` refuses wherever it comes from."""
         if added.isascii():
             return False
-        in_span = text.count("`") % 2 == 1
-        for char in added:
-            in_span ^= char == "`"
+        for _, char, in_span in _spanned(text, added):
             if (
                 not in_span
                 and char.isalpha()
@@ -182,8 +188,7 @@ def answer_guard(
         third time in the sentence, or a new name in a sentence that already repeats one (a
         backticked name, or in zh a bare one: Latin letters, which is what the model writes
         when its backtick is refused)."""
-        in_span = text.count("`") % 2 == 1  # kept up to date char by char, not recounted
-        for index, char in enumerate(added):
+        for index, char, in_span in _spanned(text, added):
             before = text + added[:index]
             names = char == "`" or (lang == "zh" and char.isascii() and char.isalpha())
             # The sentinel makes the sentence the name starts in the last one, even right
@@ -194,7 +199,7 @@ def answer_guard(
                 and most_repeated_name(sentences(before + " x", lang)[-1]) >= 2
             ):
                 return True
-            in_span ^= char == "`"
+            in_span ^= char == "`"  # a closing backtick ends the span, an opening one starts it
             if not in_span and ends_stuttering(before + char):
                 return True
             # A phrase ends on a CJK character (zh), or on a letter or digit of its last word (en).
