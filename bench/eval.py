@@ -23,8 +23,15 @@ written fresh (the card cache is not used), so the seconds are the model's. `--f
 loads no model: it scores the facts and the rubric's prior verdict and minutes (what the model
 would start from), in seconds instead of minutes. `--dump FILE` keeps every card as a JSON line.
 
+`--half dev|test` keeps the PRs of one half of the claim-level review's fixed split
+(bench/judge/split.json; en on its en subset), `--strategy` is passed on to prsum, and
+`--cards FILE` writes the cards in the review's form, as `--system NAME` (default: the
+variant's label); where the review has judged them, the judged table comes first
+(bench/judge/PROTOCOL.md): chrF and entity recall are secondary.
+
     python bench/eval.py [--lang zh|en]... [--adapter both|on|off] [--facts-only] [--only REPO]
-                         [--model PATH] [--ctx N] [--dump FILE]
+                         [--model PATH] [--ctx N] [--dump FILE] [--half dev|test]
+                         [--strategy auto|fields|whole|facts] [--cards FILE --system NAME]
 """
 
 from __future__ import annotations
@@ -43,7 +50,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "judge"))
 
+import judge
 from _common import SHARED
 
 from prsum.config import resolve_settings
@@ -275,6 +284,29 @@ def score(
     return f"{chrf_score(tally.headline_stats):.0f}/{chrf_score(tally.paragraph_stats):.0f}"
 
 
+def review_card(card: Card, reference: dict[str, Any], system: str) -> dict[str, Any]:
+    """The card as the claim-level review reads it (bench/judge): its text fields, and the
+    rules' record of what they refused or dropped."""
+    body = card.body
+    return {
+        "system": system,
+        "repo": reference["repo"],
+        "sha": reference["sha"],
+        "number": card.pr.number,
+        "lang": card.lang,
+        "headline": body.headline,
+        "verdict": body.verdict,
+        "minutes": body.minutes,
+        "summary": body.summary,
+        "focus": [{"path": f.path, "symbol": f.symbol, "why": f.why} for f in body.focus],
+        "lessons": list(body.lessons),
+        "follow_ups": list(body.follow_ups),
+        "by_model": list(body.by_model),
+        "dropped": [vars(event) for event in body.dropped],
+        "seconds": card.timing.seconds,
+    }
+
+
 def summary_table(totals: dict[str, Tally]) -> str:
     """The variants side by side, one row each."""
     rows = [
@@ -312,7 +344,12 @@ def main() -> None:
     parser.add_argument("--only", action="append", help="only this repository (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no per-card rows")
     parser.add_argument("--dump", type=Path, help="write every card here, a JSON line each")
+    parser.add_argument("--half", choices=["dev", "test"], help="one half of the review's split")
+    parser.add_argument("--strategy", choices=["auto", "fields", "whole", "facts"])
+    parser.add_argument("--cards", type=Path, help="write the cards in the review's form here")
+    parser.add_argument("--system", help="the cards' system name in the review")
     args = parser.parse_args()
+    split = judge.load_split() if args.half else None
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
     spec_of = ranges_of(references)
     cards = [c for c in references["cards"] if not args.only or c["repo"] in args.only]
@@ -329,6 +366,7 @@ def main() -> None:
         variants = variants[:1]
     tallies: dict[Variant, dict[str, Tally]] = {v: defaultdict(Tally) for v in variants}
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
+    reviewed: list[dict[str, Any]] = []
     if not args.quiet:
         print(
             f"{'PR':<14} {'variant':<8} {'category':<17} {'brk':<3} {'verdict':<7} "
@@ -351,12 +389,15 @@ def main() -> None:
                         "ctx": args.ctx,
                         "cache": "false",
                         "adapter": "true" if variant.adapter else "false",
+                        "strategy": args.strategy,
                     }
                     summarizers[variant] = Summarizer(
                         resolve_settings({k: v for k, v in flags.items() if v})
                     )
             spec = spec_of[reference["sha"]]
             for variant in variants:
+                if split and reference["sha"] not in judge.in_half(split, args.half, variant.lang):
+                    continue
                 summarizer = summarizers[variant]
                 pr, missed = locate(summarizer, reference["sha"], spec, discovered)
                 tally = Tally(cards=1, found=int(not missed))
@@ -384,6 +425,9 @@ def main() -> None:
                 if card is not None:
                     chrf_cell = score(reference, card, pr, read.diffs, tally)
                     headline = card.body.headline
+                    reviewed.append(
+                        review_card(card, reference, args.system or variant.label.split()[-1])
+                    )
                     if dump is not None:
                         line = {"sha": reference["sha"], "variant": variant.label}
                         dump.write(json.dumps({**line, **card_to_dict(card)}, ensure_ascii=False))
@@ -410,6 +454,15 @@ def main() -> None:
                     )
     if dump is not None:
         dump.close()
+    if args.cards:
+        with args.cards.open("w", encoding="utf-8") as handle:
+            for line in reviewed:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if split and reviewed:
+        cards = judge.with_references(reviewed, split, args.half)
+        print("\nThe claim-level review (bench/judge): the judged figures first\n")
+        langs = list(dict.fromkeys(card["lang"] for card in reviewed))
+        print(judge.judged_table(cards, langs))
     totals: dict[str, Tally] = {}
     for variant in variants:
         total = Tally()

@@ -3,6 +3,7 @@ and the judged table out. PROTOCOL.md is what a reviewer follows; review.py hold
 
     python bench/judge/judge.py split                      # once: writes split.json
     python bench/judge/judge.py packets --round R CARDS...  # packets of cards not judged yet
+    python bench/judge/judge.py check FILE                  # a reviewer's file, well formed?
     python bench/judge/judge.py ingest --round R            # reviewers' files -> judgments/
     python bench/judge/judge.py table CARDS... [--half dev] # the table, with the reference row
 
@@ -32,8 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from _common import SHARED
-from review import (
+from _common import SHARED  # noqa: E402
+from review import (  # noqa: E402
     REFERENCE_F_LIMIT,
     VERDICTS,
     JudgedCard,
@@ -148,7 +149,9 @@ def read_cards(paths: Iterable[Path]) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             card = json.loads(line)
-            missing = {"system", "repo", "sha", "lang", "headline", "verdict", "summary"} - set(card)
+            missing = {"system", "repo", "sha", "lang", "headline", "verdict", "summary"} - set(
+                card
+            )
             if missing:
                 raise SystemExit(f"{path}:{number}: a card without {', '.join(sorted(missing))}")
             cards.append(card)
@@ -210,7 +213,9 @@ def render_card(card_id: str, card: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def packets(round_name: str, cards: list[dict[str, Any]]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def packets(
+    round_name: str, cards: list[dict[str, Any]]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(packet id, packet text, key) for each PR with a card not judged yet. The reference card
     goes into every packet, unmarked; card ids are random and the order shuffled."""
     rng = random.Random(round_name)
@@ -270,6 +275,19 @@ def write_packets(round_name: str, cards: list[dict[str, Any]]) -> None:
     (folder / "key.json").write_text(json.dumps(keys, indent=1), encoding="utf-8")
     cards_to_judge = sum(len(key) for key in keys.values())
     print(f"round {round_name}: {len(keys)} packets, {cards_to_judge} cards, in {folder}/packets")
+
+
+def check(path: Path) -> None:
+    """Whether a reviewer's file for one packet has the protocol's shape (reviewers run this on
+    their own files; it reads no key, so it says nothing of which card is whose)."""
+    packet = path.stem
+    text = (path.parent.parent / "packets" / f"{packet}.md").read_text(encoding="utf-8")
+    card_ids = re.findall(r"^## Card (c[0-9a-f]{4}) ", text, flags=re.MULTILINE)
+    try:
+        parse_packet_judgments(json.loads(path.read_text(encoding="utf-8")), packet, card_ids)
+    except (MalformedJudgment, json.JSONDecodeError) as exc:
+        raise SystemExit(f"{path}: {exc}") from None
+    print(f"{path}: well formed ({len(card_ids)} cards)")
 
 
 def ingest(round_name: str) -> None:
@@ -344,6 +362,8 @@ def main() -> None:
     make.add_argument("--round", required=True, help="a new round's name")
     make.add_argument("--half", choices=["dev", "test"], default="dev")
     make.add_argument("cards", nargs="+", type=Path)
+    lint = commands.add_parser("check", help="check one reviewer's file for its packet")
+    lint.add_argument("file", type=Path)
     take = commands.add_parser("ingest", help="store a round's judgments")
     take.add_argument("--round", required=True)
     show = commands.add_parser("table", help="the judged table")
@@ -353,12 +373,13 @@ def main() -> None:
     if args.command == "split":
         if SPLIT.exists():
             raise SystemExit(f"{SPLIT} exists: the split is written once")
-        SPLIT.write_text(
-            json.dumps(make_split(references()), indent=1) + "\n", encoding="utf-8"
-        )
+        SPLIT.write_text(json.dumps(make_split(references()), indent=1) + "\n", encoding="utf-8")
         return
     if args.command == "ingest":
         ingest(args.round)
+        return
+    if args.command == "check":
+        check(args.file)
         return
     cards = with_references(read_cards(args.cards), load_split(), args.half)
     unknown = {c["verdict"] for c in cards} - set(VERDICTS)

@@ -72,7 +72,10 @@ def card_hash(card: Mapping[str, Any]) -> str:
     Only what a reviewer reads counts (the text fields, the verdict and minutes)."""
     shown = {key: card.get(key) for key in CARD_KEYS}
     payload = json.dumps(
-        [card["sha"], card["lang"], shown], ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        [card["sha"], card["lang"], shown],
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -164,7 +167,9 @@ class JudgmentStore:
         judged = self.all(digest)
         return judged[0] if judged else None
 
-    def add(self, digest: str, judgment: Judgment, round_name: str, card: Mapping[str, Any]) -> None:
+    def add(
+        self, digest: str, judgment: Judgment, round_name: str, card: Mapping[str, Any]
+    ) -> None:
         """Keep `judgment` of the card `digest` from `round_name`; a round judges a card once."""
         path = self._path(digest)
         entries = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
