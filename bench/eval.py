@@ -45,7 +45,7 @@ import tarfile
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ from _common import SHARED
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
+from prsum.profiles import PROFILES
 from prsum.render import card_to_dict, verdict_opening
 from prsum.rubric import prior_verdict, reading_minutes
 from prsum.types import Card, Facts, FileDiff, PullRequest, RangeQuery
@@ -348,7 +349,14 @@ def main() -> None:
     parser.add_argument("--strategy", choices=["auto", "fields", "whole", "facts"])
     parser.add_argument("--cards", type=Path, help="write the cards in the review's form here")
     parser.add_argument("--system", help="the cards' system name in the review")
+    parser.add_argument(
+        "--unguarded",
+        action="store_true",
+        help="ablation: the small tuned model without its guard and shaping checks (truth only)",
+    )
     args = parser.parse_args()
+    if args.unguarded:
+        PROFILES["small-tuned"] = replace(PROFILES["small-tuned"], guard=False)
     split = judge.load_split() if args.half else None
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
     spec_of = ranges_of(references)

@@ -57,6 +57,7 @@ class StrategyChoice(StrEnum):
     auto = "auto"
     fields = "fields"
     whole = "whole"
+    facts = "facts"
 
 
 class Style(StrEnum):
@@ -73,7 +74,9 @@ ModelOption = Annotated[
     Path | None,
     typer.Option(
         "--model",
-        help="A .gguf model file. [default: PRSUM_MODEL, \\[tool.prsum] model, then the embedded model]",
+        help="A .gguf model file, or an embedded model by name: `coder` (Qwen2.5-Coder-1.5B-Instruct) "
+        "or `small` (Gemma 3 270M with prsum's adapter). [default: PRSUM_MODEL, \\[tool.prsum] "
+        "model, then the embedded default]",
     ),
 ]
 LangOption = Annotated[
@@ -159,8 +162,9 @@ StrategyOption = Annotated[
     typer.Option(
         "--strategy",
         help="How a card is written: `fields` (one field at a time, for small base models), `whole` "
-        "(the whole card in one request, for models that follow instructions), or `auto` (whole for "
-        "a model with its own chat template or a served one). [default: auto; env PRSUM_STRATEGY]",
+        "(the whole card in one request, for models that follow instructions), `facts` (no model "
+        "prose: facts and the rubric's verdict only), or `auto` (whole for a model with its own "
+        "chat template or a served one). [default: auto; env PRSUM_STRATEGY]",
     ),
 ]
 NoRedactOption = Annotated[

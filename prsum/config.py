@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prsum.errors import ConfigError
+from prsum.profiles import EMBEDDED
 from prsum.types import Language
 
 Source = Literal["flag", "env", "pyproject", "user", "default"]
 PromptStyleSetting = Literal["auto", "digest", "diff"]
 PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
-StrategySetting = Literal["auto", "fields", "whole"]
-STRATEGIES: tuple[StrategySetting, ...] = ("auto", "fields", "whole")
+StrategySetting = Literal["auto", "fields", "whole", "facts"]
+STRATEGIES: tuple[StrategySetting, ...] = ("auto", "fields", "whole", "facts")
 BackendName = Literal["llama", "openai"]
 BACKENDS: tuple[BackendName, ...] = ("llama", "openai")
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
@@ -38,7 +39,7 @@ class Settings:
     """Everything a run needs to know, with where each value came from."""
 
     repo: Path
-    model: Path | None
+    model: Path | str | None  # a GGUF file, or an embedded model's name; None: the default
     lang: Language
     ctx: int
     threads: int
@@ -237,6 +238,10 @@ def resolve_settings(
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
 
+    def model_setting(value: Any) -> Path | str:
+        """An embedded model's name (`coder`, `small`), else a file."""
+        return str(value) if str(value) in EMBEDDED else path_setting("model")(value)
+
     def path_setting(name: str) -> Callable[[Any], Path]:
         def convert(value: Any) -> Path:
             # A path named in a file is relative to where that file is.
@@ -248,7 +253,7 @@ def resolve_settings(
 
     return Settings(
         repo=repo,
-        model=pick("model", path_setting("model"), None),
+        model=pick("model", model_setting, None),
         lang=pick("lang", _to_language, "zh"),
         ctx=pick("ctx", _to_positive_int(MIN_CONTEXT), DEFAULT_CONTEXT),
         threads=pick("threads", _to_threads, default_threads()),

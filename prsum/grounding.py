@@ -84,21 +84,31 @@ class Evidence:
         return None
 
 
-def ground_text(text: str, evidence: Evidence) -> tuple[str, int]:
+def ground_text(
+    text: str, evidence: Evidence, report: Callable[[str, str], None] | None = None
+) -> tuple[str, int]:
     """Repair or remove the names in `text` that the PR does not contain; count the removals.
-    A file cited by its bare name gets its path, so that the reader can find it."""
+    A file cited by its bare name gets its path, so that the reader can find it. `report(rule,
+    name)` hears of each repair and removal ("path", "repaired", "removed")."""
     removed = 0
+
+    def note(rule: str, name: str) -> None:
+        if report is not None:
+            report(rule, name)
 
     def fix_backticked(match: re.Match[str]) -> str:
         nonlocal removed
         name = match.group(1)
         if path := evidence.full_path(name):
+            note("path", name)
             return f"`{path}`"
         if evidence.knows(name):
             return match.group(0)
         repaired = evidence.nearest(name)
         if repaired is not None:
+            note("repaired", f"{name} -> {repaired}")
             return f"`{repaired}`"
+        note("removed", name)
         removed += 1
         return ""
 
@@ -109,7 +119,9 @@ def ground_text(text: str, evidence: Evidence) -> tuple[str, int]:
             return path
         repaired = evidence.nearest(path)
         if repaired is not None:
+            note("repaired", f"{path} -> {repaired}")
             return repaired
+        note("removed", path)
         removed += 1
         return ""
 

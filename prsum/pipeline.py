@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from prsum import __version__, prompts
 from prsum.cache import JsonStore, content_key
-from prsum.cards import CardWriter, PromptStyle, StrategyName, choose_strategy
+from prsum.cards import CardWriter, choose_strategy
 from prsum.config import Settings
 from prsum.digest import touched_definitions
 from prsum.discovery import list_prs, prepared
@@ -24,6 +24,7 @@ from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
+from prsum.profiles import Profile, PromptStyle, StrategyName, choose_profile, for_strategy
 from prsum.redact import redact_commit, redact_diff, redact_pr
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
@@ -67,7 +68,7 @@ class _CardJob(NamedTuple):
 
 
 # Bump when the cached form of a card changes, or the same model writes a different card.
-CARD_CACHE_VERSION = "8"
+CARD_CACHE_VERSION = "9"
 
 
 @dataclass(frozen=True)
@@ -145,24 +146,11 @@ def open_server_backend(settings: Settings) -> OpenAIBackend:
     return backend
 
 
-# Models smaller than this (on disk), writing field by field, continue a raw diff instead of
-# describing it; they are shown each file's digest of definitions instead (see prsum.digest).
-SMALL_MODEL_BYTES = 1 << 30
-
-
-def prompt_style_for(
-    settings: Settings, model_bytes: int | None, strategy: StrategyName
-) -> PromptStyle:
-    """The user's choice, else the diff, except for a small model completing fields one by one.
-
-    A model that writes whole cards answers a chat turn (prsum's adapter trained the default
-    model on the diff view), so it reads the diff. A model of unknown size (a server that
-    does not say) is taken to be a big one.
-    """
+def prompt_style_for(settings: Settings, profile: Profile, strategy: StrategyName) -> PromptStyle:
+    """The user's choice, else the profile's view (the digest for facts-only cards)."""
     if settings.prompt_style != "auto":
         return settings.prompt_style
-    small = model_bytes is not None and model_bytes < SMALL_MODEL_BYTES
-    return "digest" if small and strategy == "fields" else "diff"
+    return "digest" if strategy == "facts" else profile.view
 
 
 class Summarizer:
@@ -186,6 +174,7 @@ class Summarizer:
         self._model: ResolvedModel | None = None
         self._model_id = backend.info.identity if backend is not None else ""
         self._strategy: StrategyName | None = None
+        self._profile: Profile | None = None
         # Definitions touched by the PRs already carded (newer ones: cards go newest first),
         # so an older PR's card can say where its code was touched again.
         self._touched_later: dict[str, str] = {}
@@ -225,26 +214,38 @@ class Summarizer:
         return self._backend
 
     @property
+    def profile(self) -> Profile:
+        """How the model is prompted and held (prsum.profiles): chosen once, from what the
+        backend can do, and the strategy the user may have chosen against it."""
+        if self._profile is None:
+            self.load()
+            capabilities = self.backend.capabilities
+            profile = choose_profile(capabilities.chat, self._model_bytes)
+            self._strategy = choose_strategy(self.settings.strategy, capabilities, profile)
+            self._profile = for_strategy(profile, self._strategy)
+        return self._profile
+
+    @property
     def strategy(self) -> StrategyName:
-        """How cards are written: chosen once, from the setting and what the backend can do."""
-        if self._strategy is None:
-            self._strategy = choose_strategy(self.settings.strategy, self.backend.capabilities)
+        """How cards are written: chosen once, with the profile."""
+        self.profile  # noqa: B018  # chooses both
+        assert self._strategy is not None
         return self._strategy
 
     @property
     def map_chunks(self) -> int:
-        """Chunk notes per PR: none for a model tuned by prsum's adapter, which learned to write
-        cards from the packed diff alone (it was trained neither to read notes nor to write
-        them); else the setting."""
-        return 0 if self.backend.capabilities.chat == "tuned" else self.settings.map_chunks
+        """Chunk notes per PR: the setting where the profile writes them (a model tuned to
+        write cards from the packed diff alone was trained neither to read nor to write them);
+        none for facts-only cards, which no model writes."""
+        if self.strategy == "facts" or not self.profile.chunk_notes:
+            return 0
+        return self.settings.map_chunks
 
     @property
     def style(self) -> PromptStyle:
-        """How the PR is shown to the model: chosen once, from the setting, the model's size
-        and the strategy."""
+        """How the PR is shown to the model: chosen once, from the setting and the profile."""
         if self._style is None:
-            self.load()
-            self._style = prompt_style_for(self.settings, self._model_bytes, self.strategy)
+            self._style = prompt_style_for(self.settings, self.profile, self.strategy)
         return self._style
 
     @property
@@ -255,6 +256,7 @@ class Summarizer:
                 self.settings.lang,
                 self.style,
                 strategy=self.strategy,
+                profile=self.profile,
                 map_chunks=self.map_chunks,
                 note_store=JsonStore(self.settings.cache_dir / "notes"),
             )
@@ -334,6 +336,7 @@ class Summarizer:
             settings.lang,
             self.style,
             self.strategy,
+            self.profile.name,
             str(settings.ctx),  # with the model's hash, this fixes the context size
             str(self.map_chunks),
             json.dumps(to_plain(pr), sort_keys=True, ensure_ascii=False),

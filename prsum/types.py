@@ -222,6 +222,16 @@ class Focus:
 
 
 @dataclass(frozen=True)
+class RuleEvent:
+    """One thing a rule of the card writer refused or dropped of the model's text, or repaired:
+    the card's record of why its text is what it is (`--format json`: `card.dropped`)."""
+
+    rule: str  # e.g. "guard.number", "summary.loops", "grounding.removed"
+    field: str  # the card field: headline, summary, focus, lessons, follow_ups, ...
+    text: str  # what was refused, dropped or repaired (cut to a line)
+
+
+@dataclass(frozen=True)
 class CardBody:
     """The evaluative part of a card, written by the model and checked by our code."""
 
@@ -235,6 +245,7 @@ class CardBody:
     ungrounded_removed: int = 0
     # The fields the model wrote (and our checks passed); the others are prsum's, from facts.
     by_model: tuple[str, ...] = ()
+    dropped: tuple[RuleEvent, ...] = ()  # what the writer's rules refused, dropped or repaired
 
     @property
     def headline_by_model(self) -> bool:

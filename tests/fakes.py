@@ -24,6 +24,8 @@ class FakeBackend:
     constraints: list[tuple[str | None, tuple[str, ...]]] = field(default_factory=list)
     samplings: list[Sampling] = field(default_factory=list)
     schemas: list[object] = field(default_factory=list)
+    json_schema: bool = False  # whether chat() takes a JSON schema natively
+    conversations: list[list[Message]] = field(default_factory=list)  # chat() requests
 
     @property
     def context_size(self) -> int:
@@ -35,7 +37,7 @@ class FakeBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(completion=True, chat=self.chat_format, json_schema=False)
+        return Capabilities(completion=True, chat=self.chat_format, json_schema=self.json_schema)
 
     def count_tokens(self, text: str) -> int:
         return (len(text.encode("utf-8")) + 2) // 3
@@ -84,6 +86,7 @@ class FakeBackend:
         chat = sum(self.count_tokens(message["content"]) + 4 for message in messages)
         assert chat + max_tokens <= self.context, "chat overflows"
         self.prompts.append(prompt)
+        self.conversations.append(list(messages))
         self.samplings.append(sampling)
         self.schemas.append(json_schema)
         text = self.chat_answers.pop(0) if self.chat_answers else ""

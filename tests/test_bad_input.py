@@ -100,7 +100,7 @@ def test_unwritable_cache_is_a_warning(repo: RepoBuilder, tmp_path: Path) -> Non
 
 @pytest.mark.model
 def test_a_model_larger_than_free_memory(
-    repo: RepoBuilder, default_model: Path, monkeypatch: pytest.MonkeyPatch
+    repo: RepoBuilder, small_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from prsum.llm import llama
 
@@ -114,19 +114,17 @@ def test_a_model_larger_than_free_memory(
             "--repo",
             str(repo.path),
             "--model",
-            str(default_model),
+            str(small_model),
             "--no-cache",
         ],
     )
-    needed = default_model.stat().st_size * 1.1 / 2**30
+    needed = small_model.stat().st_size * 1.1 / 2**30
     assert result.exit_code == 2
     assert f"needs about {needed:.1f} GiB of memory and 0.1 GiB is available" in result.output
 
 
 @pytest.mark.model
-def test_ctrl_c_keeps_finished_cards(
-    repo: RepoBuilder, default_model: Path, tmp_path: Path
-) -> None:
+def test_ctrl_c_keeps_finished_cards(repo: RepoBuilder, small_model: Path, tmp_path: Path) -> None:
     # More PRs than a run writes in the moment the test takes to see its first card, even on
     # a loaded machine: the interrupt must land mid-run.
     prs = 30
@@ -147,7 +145,7 @@ def test_ctrl_c_keeps_finished_cards(
             "--repo",
             str(repo.path),
             "--model",
-            str(default_model),
+            str(small_model),
             "-f",
             "json",
             "-o",

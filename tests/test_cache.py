@@ -40,10 +40,10 @@ def without_timing(cards: list[dict]) -> list[dict]:
 
 @pytest.mark.model
 def test_a_killed_run_resumes_and_matches_an_uninterrupted_one(
-    repo: RepoBuilder, default_model: Path, tmp_path: Path
+    repo: RepoBuilder, small_model: Path, tmp_path: Path
 ) -> None:
     five_prs(repo)
-    common = ["range", "v0..main", "--repo", str(repo.path), "--model", str(default_model)]
+    common = ["range", "v0..main", "--repo", str(repo.path), "--model", str(small_model)]
     cache = tmp_path / "cache"
     run = prsum(*common, "--format", "jsonl", cache=cache)
     assert run.stdout is not None

@@ -71,7 +71,7 @@ def run_range(repo: Path, model: Path | None, *extra: str, spec: str = "v0..main
 
 
 def test_range_writes_valid_chinese_cards_offline(
-    history: RepoBuilder, default_model: Path, no_network: None, monkeypatch: pytest.MonkeyPatch
+    history: RepoBuilder, small_model: Path, no_network: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loads: list[bool] = []
     original_load = LlamaBackend._load
@@ -81,7 +81,7 @@ def test_range_writes_valid_chinese_cards_offline(
         return original_load(self, vocab_only)
 
     monkeypatch.setattr(LlamaBackend, "_load", counting_load)
-    document = run_range(history.path, default_model)
+    document = run_range(history.path, small_model)
     cards = document["cards"]
     assert [(c["pr"]["number"], c["pr"]["kind"]) for c in cards] == [
         (None, "direct"),
@@ -104,10 +104,10 @@ def test_range_writes_valid_chinese_cards_offline(
 
 
 def test_english_cards_and_the_same_card_for_the_same_input(
-    history: RepoBuilder, default_model: Path, no_network: None
+    history: RepoBuilder, small_model: Path, no_network: None
 ) -> None:
-    first = run_range(history.path, default_model, "--lang", "en")["cards"]
-    second = run_range(history.path, default_model, "--lang", "en")["cards"]
+    first = run_range(history.path, small_model, "--lang", "en")["cards"]
+    second = run_range(history.path, small_model, "--lang", "en")["cards"]
     for card in first:
         # English prose; a headline built from facts may be as short as "Release 0.2.0".
         assert not CJK.search(card["card"]["headline"]), card["card"]["headline"]
@@ -115,7 +115,7 @@ def test_english_cards_and_the_same_card_for_the_same_input(
     assert [c["card"] for c in first] == [c["card"] for c in second]
 
 
-def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_path: Path) -> None:
+def test_markdown_output_file(history: RepoBuilder, small_model: Path, tmp_path: Path) -> None:
     target = tmp_path / "cards.md"
     result = CliRunner().invoke(
         app,
@@ -125,7 +125,7 @@ def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_pat
             "--repo",
             str(history.path),
             "--model",
-            str(default_model),
+            str(small_model),
             "-o",
             str(target),
         ],
@@ -138,10 +138,10 @@ def test_markdown_output_file(history: RepoBuilder, default_model: Path, tmp_pat
 
 
 def test_typer_release_range(
-    shared: Path, default_model: Path, tmp_path: Path, no_network: None
+    shared: Path, small_model: Path, tmp_path: Path, no_network: None
 ) -> None:
     clone = clone_fixture(shared, "typer", tmp_path / "typer")
-    document = run_range(clone, default_model, spec="0.27.0..0.27.1")
+    document = run_range(clone, small_model, spec="0.27.0..0.27.1")
     assert [c["pr"]["number"] for c in document["cards"]] == [
         1919,
         1405,
@@ -161,12 +161,12 @@ def test_typer_release_range(
 
 @pytest.mark.parametrize("context", ["2048", "8192"])
 def test_a_50000_line_pr_on_the_real_model(
-    repo: RepoBuilder, default_model: Path, context: str
+    repo: RepoBuilder, small_model: Path, context: str
 ) -> None:
     from tests.test_cards import huge_pr
 
     huge_pr(repo)
-    document = run_range(repo.path, default_model, "--ctx", context)
+    document = run_range(repo.path, small_model, "--ctx", context)
     (card,) = document["cards"]
     jsonschema.validate(card, SCHEMA)
     coverage = card["coverage"]

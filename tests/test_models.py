@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +15,14 @@ import pytest
 from prsum.config import resolve_settings
 from prsum.errors import ModelError
 from prsum.llm.models import (
-    DEFAULT_ADAPTER,
+    adapter_of,
+    assembled,
     check_gguf,
     find_local_models,
     resolve_model,
     tuned,
 )
+from prsum.profiles import EMBEDDED, EmbeddedModel
 
 GGUF = b"GGUF\x03\x00\x00\x00" + bytes(64)
 
@@ -46,6 +50,59 @@ def test_resolution_order_flag_env_pyproject(tmp_path: Path) -> None:
         )
     )
     assert (chosen.path, chosen.reason) == (flag_model, "from --model")
+
+
+def chunk_packages(root: Path, pieces: list[bytes]) -> EmbeddedModel:
+    """An embedded model made of made-up chunk packages under `root`, put on sys.path."""
+    chunks = []
+    for number, piece in enumerate(pieces, 1):
+        package = root / f"prsum_test_chunks_{root.name}_{number}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / "piece.bin").write_bytes(piece)
+        chunks.append((package.name, "data/piece.bin"))
+    whole = b"".join(pieces)
+    return EmbeddedModel(
+        name="tiny",
+        file="tiny.gguf",
+        sha256=hashlib.sha256(whole).hexdigest(),
+        size=len(whole),
+        chunks=tuple(chunks),
+        title="a made-up model",
+        licence="none",
+    )
+
+
+def test_an_embedded_model_is_joined_from_its_chunks_once_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pieces = [GGUF, b"weights" * 1000, b"more weights"]
+    (tmp_path / "site").mkdir()
+    model = chunk_packages(tmp_path / "site", pieces)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    cache = tmp_path / "cache"
+    path = assembled(model, cache)
+    assert path == cache / "models" / "tiny.gguf" and path.read_bytes() == b"".join(pieces)
+    made = path.stat().st_mtime_ns
+    assert assembled(model, cache).stat().st_mtime_ns == made  # joined once, then reused
+    # A damaged chunk: one line, nothing left behind, no model file to load.
+    damaged = replace(model, sha256="0" * 64, file="damaged.gguf")
+    with pytest.raises(ModelError, match="a chunk package is damaged"):
+        assembled(damaged, cache)
+    assert sorted(p.name for p in (cache / "models").iterdir()) == ["tiny.gguf"]
+    missing = replace(model, chunks=(("prsum_no_such_chunk", "data/piece.bin"),))
+    with pytest.raises(ModelError, match=r"not installed .*prsum\[default-model\]"):
+        assembled(replace(missing, file="missing.gguf"), cache)
+
+
+def test_an_embedded_model_is_chosen_by_its_name(tmp_path: Path) -> None:
+    settings = resolve_settings({"repo": str(tmp_path), "model": "coder"}, env={})
+    assert settings.model == "coder"
+    (tmp_path / "pyproject.toml").write_text('[tool.prsum]\nmodel = "small"\n')
+    assert resolve_settings({"repo": str(tmp_path)}, env={}).model == "small"
+    # Any other value is a file, relative to where it was given.
+    flagged = resolve_settings({"repo": str(tmp_path), "model": "coder.gguf"}, env={}, cwd=tmp_path)
+    assert flagged.model == tmp_path / "coder.gguf"
 
 
 def test_check_gguf_rejects_what_is_not_a_model(tmp_path: Path) -> None:
@@ -154,33 +211,36 @@ def test_gpu_layers_reach_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.model
-def test_optimize_requantizes_the_output_matrix_once(default_model: Path, tmp_path: Path) -> None:
+def test_optimize_requantizes_the_output_matrix_once(small_model: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from prsum.cli import app
     from prsum.llm.llama import LlamaBackend
-    from prsum.llm.models import embedded_default, optimized_path
+    from prsum.llm.models import assembled, optimized_path
 
     cache = Path(os.environ["PRSUM_CACHE_DIR"])
-    packaged = embedded_default(cache)
-    # The default a run resolves to is the packaged model, optimized, kept in the cache.
-    assert default_model == optimized_path(packaged, cache)
-    base = resolve_model(resolve_settings({}, env={**os.environ, "PRSUM_ADAPTER": "0"}))
-    assert (base.path, base.adapter) == (default_model, None)
+    packaged = assembled(EMBEDDED["small"], cache)
+    # The small model a run resolves to is the packaged model, optimized, kept in the cache.
+    assert small_model == optimized_path(packaged, cache)
+    env = {**os.environ, "PRSUM_MODEL": "small"}
+    base = resolve_model(resolve_settings({}, env={**env, "PRSUM_ADAPTER": "0"}))
+    assert (base.path, base.adapter) == (small_model, None)
     # With prsum's adapter (the default), the same model with the adapter merged in, once.
-    tuned_model = resolve_model(resolve_settings({}, env=dict(os.environ)))
-    assert tuned_model.adapter == DEFAULT_ADAPTER and "merged in" in tuned_model.reason
-    assert tuned_model.path == tuned(default_model, DEFAULT_ADAPTER, cache)
+    tuned_model = resolve_model(resolve_settings({}, env=env))
+    adapter = adapter_of(EMBEDDED["small"])
+    assert adapter is not None
+    assert tuned_model.adapter == adapter and "merged in" in tuned_model.reason
+    assert tuned_model.path == tuned(small_model, adapter, cache)
 
     target = tmp_path / "small.gguf"
     result = CliRunner().invoke(app, ["models", "optimize", str(packaged), "-o", str(target)])
     assert result.exit_code == 0, result.output
-    assert target.read_bytes() == default_model.read_bytes()  # the same bytes, deterministically
+    assert target.read_bytes() == small_model.read_bytes()  # the same bytes, deterministically
     assert target.stat().st_size < 0.7 * packaged.stat().st_size
-    made = default_model.stat().st_mtime_ns
+    made = small_model.stat().st_mtime_ns
     again = CliRunner().invoke(app, ["models", "optimize", str(packaged)])
-    assert again.output.startswith(f"{default_model} (")
-    assert default_model.stat().st_mtime_ns == made  # made once into the cache, then reused
+    assert again.output.startswith(f"{small_model} (")
+    assert small_model.stat().st_mtime_ns == made  # made once into the cache, then reused
 
     backend = LlamaBackend(target, ctx_cap=512, threads=2, sha256="0" * 64)
     assert backend.complete("def add(a, b):\n", max_tokens=8, stop=["\n\n"]).text.strip()
@@ -319,11 +379,11 @@ def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.model
-def test_the_repeat_breaker_ends_a_greedy_loop(default_model: Path) -> None:
+def test_the_repeat_breaker_ends_a_greedy_loop(small_model: Path) -> None:
     from prsum.llm import RepeatBreaker, Sampling
     from prsum.llm.llama import LlamaBackend
 
-    backend = LlamaBackend(default_model, ctx_cap=512, threads=2, sha256="0" * 64)
+    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
     phrase = "the parser splits the text into words and the renderer joins them back"
     prompt = "Notes: " + f"{phrase}, " * 4  # the base model, greedy, goes on repeating it
 
@@ -352,12 +412,12 @@ def test_without_gguf_the_merge_says_what_to_install(
 
 
 @pytest.mark.model
-def test_the_citation_guard_holds_backticked_names_to_known_ones(default_model: Path) -> None:
+def test_the_citation_guard_holds_backticked_names_to_known_ones(small_model: Path) -> None:
     from prsum.grounding import cited_names, cites_only_known
     from prsum.llm import Sampling
     from prsum.llm.llama import LlamaBackend
 
-    backend = LlamaBackend(default_model, ctx_cap=512, threads=2, sha256="0" * 64)
+    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
     source = "def parse_text(text):\n    return text.split()\n"
 
     def knows(name: str) -> bool:
@@ -375,11 +435,11 @@ def test_the_citation_guard_holds_backticked_names_to_known_ones(default_model: 
 
 
 @pytest.mark.model
-def test_the_guard_finds_an_allowed_token_far_below_the_likeliest(default_model: Path) -> None:
+def test_the_guard_finds_an_allowed_token_far_below_the_likeliest(small_model: Path) -> None:
     from prsum.llm import Sampling
     from prsum.llm.llama import LlamaBackend
 
-    backend = LlamaBackend(default_model, ctx_cap=512, threads=2, sha256="0" * 64)
+    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
 
     def opens_code(written: str, piece: str) -> bool:
         return "`" in piece  # here ranked past the first thousand tokens (measured: ~1,500th)

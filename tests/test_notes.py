@@ -164,7 +164,7 @@ def test_bad_template_is_one_line(repo: RepoBuilder, tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_notes_end_to_end_on_the_real_model(
-    repo: RepoBuilder, default_model: Path, no_network: None
+    repo: RepoBuilder, small_model: Path, no_network: None
 ) -> None:
     repo.commit(
         "💥 Rename the entry point (#1)\n\nBREAKING CHANGE: main is now run",
@@ -182,7 +182,7 @@ def test_notes_end_to_end_on_the_real_model(
             "--repo",
             str(repo.path),
             "--model",
-            str(default_model),
+            str(small_model),
             "--format",
             "json",
         ],

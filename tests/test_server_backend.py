@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from prsum.grounding import cited_names
-from prsum.llm.models import DEFAULT_ADAPTER, tuned
+from prsum.llm.models import adapter_of, tuned
+from prsum.profiles import EMBEDDED
 from tests import llama_server as llama_server_script
 from tests.conftest import RepoBuilder
 from tests.test_end_to_end import history, run_range  # noqa: F401  # the fixture is used below
@@ -19,10 +20,12 @@ from tests.test_strategies import assert_whole_cards_hold
 
 
 @pytest.fixture(scope="module")
-def llama_server(default_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def llama_server(small_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The default model with prsum's adapter merged in (as embedded runs use it) behind
     llama_cpp.server on 127.0.0.1; its base URL."""
-    model = tuned(default_model, DEFAULT_ADAPTER, Path(os.environ["PRSUM_CACHE_DIR"]))
+    adapter = adapter_of(EMBEDDED["small"])
+    assert adapter is not None
+    model = tuned(small_model, adapter, Path(os.environ["PRSUM_CACHE_DIR"]))
     with (tmp_path_factory.mktemp("server") / "server.log").open("w") as log:
         try:
             process, url = llama_server_script.start(model, log)
@@ -36,7 +39,7 @@ def llama_server(default_model: Path, tmp_path_factory: pytest.TempPathFactory) 
 @pytest.mark.model
 def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
     history: RepoBuilder,  # noqa: F811
-    default_model: Path,
+    small_model: Path,
     llama_server: str,
 ) -> None:
     served = run_range(

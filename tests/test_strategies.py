@@ -17,9 +17,11 @@ from prsum.cards.whole import SUMMARY_FLOOR, WHOLE_SAMPLING, answer_guard, parse
 from prsum.config import resolve_settings
 from prsum.errors import ConfigError
 from prsum.grounding import cited_names, cites_only_known
-from prsum.llm import Capabilities, RepeatBreaker, repeat_penalties
-from prsum.llm.models import DEFAULT_ADAPTER
+from prsum.llm import GREEDY, Capabilities, ChatFormatSource, RepeatBreaker, repeat_penalties
+from prsum.llm.models import adapter_of
 from prsum.pipeline import prompt_style_for
+from prsum.profiles import EMBEDDED, PROFILES, choose_profile, for_strategy
+from prsum.prompts import frame
 from prsum.render import card_to_dict
 from prsum.types import Card
 from tests.conftest import RepoBuilder
@@ -32,28 +34,49 @@ PARSER = "def parse(text):\n    return text.split()\n\n\ndef render(items):\n   
 EVERY_FIELD = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 
 
-def test_the_strategy_follows_the_backends_capabilities() -> None:
+def test_the_profile_and_strategy_follow_the_backends_capabilities() -> None:
     base = Capabilities(completion=True, chat=None, json_schema=False)
     family = Capabilities(completion=True, chat="family", json_schema=False)
-    templated = Capabilities(completion=True, chat="model", json_schema=False)
+    tuned_small = Capabilities(completion=True, chat="tuned", json_schema=True)
+    templated = Capabilities(completion=True, chat="model", json_schema=True)
     served = Capabilities(completion=True, chat="server", json_schema=True)
-    assert [choose_strategy("auto", c) for c in (base, family, templated, served)] == [
+    small, big = 300 << 20, 2 << 30
+    profiles = [
+        choose_profile(c.chat, size)
+        for c, size in ((base, small), (family, small), (base, big), (tuned_small, small))
+    ]
+    # A base model's family format is no sign that it follows instructions.
+    assert [p.name for p in profiles] == ["small-base", "small-base", "base", "small-tuned"]
+    assert choose_profile(templated.chat, small).name == "instruct"  # whatever its size
+    assert choose_profile(served.chat, None).name == "instruct"
+    assert choose_profile(None, None).name == "base"  # a size not known counts as big
+    assert [choose_strategy("auto", c, choose_profile(c.chat, small)) for c in (base, served)] == [
         "fields",
-        "fields",  # a base model's family format is no sign that it follows instructions
-        "whole",
         "whole",
     ]
-    assert choose_strategy("whole", family) == "whole"
-    assert choose_strategy("fields", served) == "fields"
+    assert choose_strategy("whole", family, PROFILES["small-base"]) == "whole"
+    assert choose_strategy("fields", served, PROFILES["instruct"]) == "fields"
+    assert for_strategy(PROFILES["instruct"], "fields").name == "base"
+    assert for_strategy(PROFILES["small-base"], "whole").name == "small-tuned"
     with pytest.raises(ConfigError, match="chat format"):
-        choose_strategy("whole", base)
+        choose_strategy("whole", base, PROFILES["small-base"])
 
 
-def whole_card(repo: RepoBuilder, answer: object, lang: str = "zh") -> tuple[Card, FakeBackend]:
+def whole_card(
+    repo: RepoBuilder,
+    answer: object,
+    lang: str = "zh",
+    chat_format: ChatFormatSource = "tuned",
+    **flags: object,
+) -> tuple[Card, FakeBackend]:
+    """The card a whole-card answer makes: by default as the small tuned model's (held by every
+    check), with `chat_format="model"` as an instruction-following model's."""
     backend = FakeBackend(
-        chat_format="model", chat_answers=[json.dumps(answer, ensure_ascii=False)]
+        chat_format=chat_format,
+        chat_answers=[json.dumps(answer, ensure_ascii=False)],
+        json_schema=chat_format == "model",
     )
-    (card,) = cards_for(repo.path, model=backend, lang=lang, cache=False)
+    (card,) = cards_for(repo.path, model=backend, lang=lang, cache=False, **flags)
     assert isinstance(card, Card)
     jsonschema.validate(card_to_dict(card), SCHEMA)
     return card, backend
@@ -86,6 +109,50 @@ def test_a_whole_card_is_the_models_where_every_field_passes(repo: RepoBuilder) 
     assert sampling.allows("它新增 `parse", "()") and not sampling.allows("它新增 `parse", ".")
     assert "可选结论：" in backend.prompts[0]  # the rubric's options go along with the PR
     assert backend.schemas == [None]  # this backend has no native JSON schema
+
+
+def test_an_instruction_model_writes_to_the_cards_schema_from_a_system_turn(
+    repo: RepoBuilder,
+) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER, "README.md": "docs\n"})
+    card, backend = whole_card(repo, GOOD, chat_format="model", prompt_style="diff")
+    assert set(card.body.by_model) == set(EVERY_FIELD)
+    ((system, user),) = backend.conversations
+    # The instructions are the system turn, the same for every PR (the KV cache keeps them);
+    # the PR, title first, is the user turn.
+    assert system["role"] == "system" and system["content"] == frame("zh", "card").rstrip()
+    assert user["role"] == "user" and user["content"].startswith("合并请求 #10：Add a parser")
+    assert "可选结论：" in user["content"] and "<diff>" in user["content"]
+    (sampling,) = backend.samplings
+    assert sampling == GREEDY  # no guard, no repeat breaker: the schema holds the answer
+    (schema,) = backend.schemas
+    assert isinstance(schema, dict)
+    properties = schema["properties"]
+    assert properties["verdict"]["enum"] == ["skim"]  # the rubric's choice for this PR
+    places = properties["focus"]["items"]["anyOf"]
+    assert {place["properties"]["path"]["const"] for place in places} == {"src/parser.py"}
+    (place,) = places
+    assert set(place["properties"]["symbol"]["enum"]) == {"parse", "render", None}
+
+
+def test_an_instruction_models_card_is_checked_for_truth_only(repo: RepoBuilder) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    untrue = "它还改了 `tokenize`。"  # a name the PR does not contain
+    answer = {
+        **GOOD,
+        "headline": "Parser and renderer",  # English in a Chinese card
+        # Restating the facts line is no lie: the small model's shaping checks do not apply.
+        "summary": "改了测试之外的一个新文件。" + untrue + "`parse` 按空白切分文本。",
+        "lessons": ["参考 `frobnicate` 的写法", "成对的解析与渲染函数最好用往返测试锁住"],
+    }
+    card, _ = whole_card(repo, answer, chat_format="model")
+    assert card.body.summary == "改了测试之外的一个新文件。`parse` 按空白切分文本。"
+    assert "headline" not in card.body.by_model and card.body.headline != answer["headline"]
+    assert card.body.lessons == ("成对的解析与渲染函数最好用往返测试锁住",)
+    rules = {(event.rule, event.field) for event in card.body.dropped}
+    assert ("summary.names-something-the", "summary") in rules
+    assert ("untrue.wrong-language", "headline") in rules
+    assert ("untrue.names-something-the-PR", "lesson") in rules
 
 
 def test_a_focus_place_without_a_known_symbol_gets_the_one_facts_pick(repo: RepoBuilder) -> None:
@@ -158,7 +225,7 @@ def test_a_card_cut_off_by_a_loop_keeps_what_it_finished(repo: RepoBuilder) -> N
     cut = whole_json[: whole_json.index("两者")] + looping * 6 + "`render` 把结"
     assert parse_card(cut) is None
     assert salvaged(cut, "zh")["verdict"] == "skim" and salvaged(cut, "zh")["minutes"] == 3
-    backend = FakeBackend(chat_format="model", chat_answers=[cut])
+    backend = FakeBackend(chat_format="tuned", chat_answers=[cut])
     (card,) = cards_for(repo.path, model=backend, cache=False)
     assert isinstance(card, Card)
     assert {"headline", "verdict", "minutes", "summary"} <= set(card.body.by_model)
@@ -345,22 +412,24 @@ def test_a_code_fence_in_the_summary_does_not_spoil_it(repo: RepoBuilder) -> Non
     assert "summary" in card.body.by_model and card.body.summary == GOOD["summary"]
 
 
-def test_the_view_follows_the_model_and_the_strategy(tmp_path: Path) -> None:
+def test_the_view_follows_the_profile_and_the_strategy(tmp_path: Path) -> None:
     settings = resolve_settings({"repo": str(tmp_path)}, env={})
-    small, big = 300 << 20, 4 << 30
-    assert prompt_style_for(settings, small, "fields") == "digest"  # a small base model
-    assert prompt_style_for(settings, small, "whole") == "diff"  # the tuned default
-    assert prompt_style_for(settings, big, "fields") == "diff"
-    assert prompt_style_for(settings, None, "fields") == "diff"  # a server that does not say
+    assert prompt_style_for(settings, PROFILES["small-base"], "fields") == "digest"
+    assert prompt_style_for(settings, PROFILES["small-tuned"], "whole") == "diff"
+    assert prompt_style_for(settings, PROFILES["base"], "fields") == "diff"
+    assert prompt_style_for(settings, PROFILES["instruct"], "whole") == "diff"
+    assert prompt_style_for(settings, PROFILES["instruct"], "facts") == "digest"
     chosen = resolve_settings({"repo": str(tmp_path), "prompt_style": "digest"}, env={})
-    assert prompt_style_for(chosen, small, "whole") == "digest"
+    assert prompt_style_for(chosen, PROFILES["small-tuned"], "whole") == "digest"
 
 
-def test_a_tuned_model_gets_no_chunk_notes(repo: RepoBuilder) -> None:
+def test_only_a_base_model_gets_chunk_notes(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     tuned = summarizer_for(repo.path, FakeBackend(chat_format="tuned"), map_chunks=4)
     assert tuned.map_chunks == 0
-    assert summarizer_for(repo.path, FakeBackend(chat_format="model"), map_chunks=4).map_chunks == 4
+    instruct = summarizer_for(repo.path, FakeBackend(chat_format="model"), map_chunks=4)
+    assert instruct.map_chunks == 0  # it reads the packed diff; notes would cost a call each
+    assert summarizer_for(repo.path, FakeBackend(), map_chunks=4).map_chunks == 4
 
 
 @pytest.mark.parametrize("answer", ["no json at all", "[1, 2]", '{"headline": 5'])
@@ -424,9 +493,9 @@ def assert_whole_cards_hold(
 @pytest.mark.model
 def test_whole_cards_on_the_embedded_default_model(
     history: RepoBuilder,  # noqa: F811
-    default_model: Path,
+    small_model: Path,
 ) -> None:
-    document = run_range(history.path, default_model, "--strategy", "whole", "--no-cache")
+    document = run_range(history.path, small_model, "--strategy", "whole", "--no-cache")
     assert_whole_cards_hold(document["cards"], history)
 
 
@@ -437,18 +506,20 @@ def test_a_model_without_a_chat_format_refuses_whole_cards(repo: RepoBuilder) ->
 
 
 @pytest.mark.model
-def test_the_default_model_is_tuned_to_write_whole_cards(
+def test_the_small_model_is_tuned_to_write_whole_cards(
     history: RepoBuilder,  # noqa: F811
-    default_model: Path,
+    small_model: Path,
     no_network: None,
 ) -> None:
-    document = run_range(history.path, None, "--no-cache")  # the embedded default, as shipped
+    document = run_range(history.path, None, "--model", "small", "--no-cache")
     cards = document["cards"]
     assert_whole_cards_hold(cards, history, base_model=False)
-    assert all(card["model"]["adapter"] == DEFAULT_ADAPTER.name for card in cards)
+    adapter = adapter_of(EMBEDDED["small"])
+    assert adapter is not None
+    assert all(card["model"]["adapter"] == adapter.name for card in cards)
     # The tuned model writes fields that pass every check (the base model writes none here).
     assert any(card["card"]["by_model"] for card in cards)
-    base = run_range(history.path, None, "--no-cache", "--no-adapter")["cards"]
+    base = run_range(history.path, None, "--model", "small", "--no-cache", "--no-adapter")["cards"]
     assert all(card["model"]["adapter"] is None for card in base)
     assert all(card["model"]["strategy"] == "fields" for card in base)
 

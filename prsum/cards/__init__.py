@@ -3,14 +3,11 @@ and the card itself (assembly), the strategies behind one protocol (strategy, fi
 release-notes highlights (highlights), and the writer that runs them (writer)."""
 
 from prsum.cards.checks import clean_field, in_language
-from prsum.cards.packing import PromptStyle
-from prsum.cards.strategy import StrategyName, choose_strategy
+from prsum.cards.strategy import choose_strategy
 from prsum.cards.writer import CardWriter
 
 __all__ = [
     "CardWriter",
-    "PromptStyle",
-    "StrategyName",
     "choose_strategy",
     "clean_field",
     "in_language",

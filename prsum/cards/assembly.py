@@ -8,16 +8,18 @@ held to the PR (grounding), provenance, coverage and timing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from prsum import prompts
 from prsum.budget import SALIENCE, salience_order
-from prsum.cards.packing import Packed, PromptStyle, Usage
+from prsum.cards.explain import RuleLog
+from prsum.cards.packing import Packed, Usage
 from prsum.digest import relevance, title_words
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, ground_text
 from prsum.llm import Backend
+from prsum.profiles import PromptStyle
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import reading_minutes
 from prsum.types import (
@@ -53,6 +55,7 @@ class CardInput:
     packed: Packed
     usage: Usage
     lang: Language
+    log: RuleLog  # what the rules refuse, drop or repair while this card is written
 
     @functools.cached_property
     def places(self) -> list[Focus]:
@@ -106,6 +109,12 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     return words.sentence_joiner.join(sentences)
 
 
+def facts_headline(card: CardInput) -> str:
+    """A headline from the title's convention and the first place to read."""
+    symbol = card.places[0].symbol if card.places else None
+    return prompts.fallback_headline(card.pr, card.facts, symbol, card.lang)
+
+
 def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "") -> CardBody:
     """A card body of facts, around what the model wrote (a headline, a sentence)."""
     focus = tuple(card.places[: FOCUS_PLACES[verdict]])
@@ -120,23 +129,29 @@ def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "")
     )
 
 
-def grounded(body: CardBody, evidence: Evidence) -> CardBody:
+def grounded(body: CardBody, evidence: Evidence, log: RuleLog) -> CardBody:
     """The body with every name the PR does not contain repaired or removed, and counted."""
     removed = 0
 
-    def ground(text: str) -> str:
-        nonlocal removed
-        fixed, count = ground_text(text, evidence)
-        removed += count
-        return fixed
+    def grounder(field: str) -> Callable[[str], str]:
+        def ground(text: str) -> str:
+            nonlocal removed
+            fixed, count = ground_text(
+                text, evidence, lambda rule, name: log.record(f"grounding.{rule}", field, name)
+            )
+            removed += count
+            return fixed
 
+        return ground
+
+    focus_why = grounder("focus")
     return replace(
         body,
-        headline=ground(body.headline),
-        summary=ground(body.summary),
-        focus=tuple(Focus(item.path, ground(item.why), item.symbol) for item in body.focus),
-        lessons=tuple(text for text in map(ground, body.lessons) if text),
-        follow_ups=tuple(text for text in map(ground, body.follow_ups) if text),
+        headline=grounder("headline")(body.headline),
+        summary=grounder("summary")(body.summary),
+        focus=tuple(Focus(item.path, focus_why(item.why), item.symbol) for item in body.focus),
+        lessons=tuple(text for text in map(grounder("lessons"), body.lessons) if text),
+        follow_ups=tuple(text for text in map(grounder("follow_ups"), body.follow_ups) if text),
         ungrounded_removed=removed,
     )
 
@@ -167,10 +182,11 @@ def assemble(
 ) -> Card:
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
+    body = grounded(body, card.evidence, card.log)
     return Card(
         pr=card.pr,
         facts=card.facts,
-        body=grounded(body, card.evidence),
+        body=replace(body, dropped=tuple(card.log.events)),
         coverage=Coverage(
             files_total=len(card.pr.files),
             files_whole=packed.coverage_whole,

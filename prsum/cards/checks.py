@@ -14,6 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from prsum import prompts
+from prsum.cards.explain import RuleLog
 from prsum.grounding import Evidence, cited_names
 from prsum.types import Language, PullRequest
 
@@ -266,11 +267,18 @@ class AnswerChecker:
     title: str
     stated_numbers: set[str]  # from the title and message: any number stated must be one
     evidence: Evidence
+    log: RuleLog = field(default_factory=RuleLog)
     written: list[str] = field(default_factory=list)
 
     @classmethod
     def for_card(
-        cls, lang: Language, frame: str, prompt: str, pr: PullRequest, evidence: Evidence
+        cls,
+        lang: Language,
+        frame: str,
+        prompt: str,
+        pr: PullRequest,
+        evidence: Evidence,
+        log: RuleLog,
     ) -> AnswerChecker:
         return cls(
             lang=lang,
@@ -279,7 +287,16 @@ class AnswerChecker:
             title=pr.title,
             stated_numbers=set(NUMBER.findall(f"{pr.title}\n{pr.message}")),
             evidence=evidence,
+            log=log,
         )
+
+    def refused(self, text: str, name: str, allow_none: bool = False) -> bool:
+        """Whether `text` has a flaw for field `name`; a flaw is recorded as the rule that
+        refused it (`flaw.` and its words)."""
+        flaw = self.flaw(text, name, allow_none)
+        if flaw is not None:
+            self.log.record("flaw." + "-".join(flaw.split()[:4]), name, text)
+        return flaw is not None
 
     def is_none(self, text: str) -> bool:
         return text.rstrip("。.").lower() in (prompts.LABELS[self.lang].none, "none")
@@ -306,6 +323,22 @@ class AnswerChecker:
             return "wrong language"
         return None
 
+    def untrue(self, text: str) -> str | None:
+        """What makes `text` untrue of the PR or unusable as written: a name the PR lacks, a
+        number it does not state, a change of something into itself, the wrong language."""
+        if unsupported := self.unsupported(text):
+            return unsupported
+        if not in_language(text, self.lang):
+            return "wrong language"
+        return None
+
+    def refused_as_untrue(self, text: str, name: str) -> bool:
+        """Whether `untrue` refuses `text` for field `name`; a refusal is recorded."""
+        reason = self.untrue(text)
+        if reason is not None:
+            self.log.record("untrue." + "-".join(reason.split()[:4]), name, text)
+        return reason is not None
+
     def restates_facts(self, text: str) -> bool:
         return any(phrase in text for phrase in prompts.facts_phrases(self.lang))
 
@@ -322,7 +355,7 @@ class AnswerChecker:
 
     def accept(self, text: str, name: str, allow_none: bool = False) -> bool:
         """Whether `text` passes; an accepted text is remembered, so later ones may not repeat it."""
-        if self.flaw(text, name, allow_none) is not None:
+        if self.refused(text, name, allow_none):
             return False
         self.written.append(text)
         return True

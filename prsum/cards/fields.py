@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Final
 
 from prsum import prompts
-from prsum.cards.assembly import CardInput, facts_body
+from prsum.cards.assembly import CardInput, facts_body, facts_headline
 from prsum.cards.checks import AnswerChecker, clean_field
 from prsum.cards.packing import Usage
 from prsum.llm import Backend, Sampling
@@ -90,9 +90,11 @@ class FieldsStrategy:
             if flaw is None:
                 checker.written.append(text)
                 return text
+            checker.refused(text, name, allow_none)  # recorded
             wrong_language = wrong_language or flaw == "wrong language"
             if text:
                 rejected.append(text)
+        checker.log.record("facts-fallback", name, "")
         return ""
 
     def _choose_verdict(self, prompt: str, facts: Facts) -> Verdict:
@@ -111,16 +113,16 @@ class FieldsStrategy:
     def write(self, card: CardInput) -> tuple[CardBody, int]:
         labels, usage = self.labels, card.usage
         prompt = card.packed.prompt
-        checker = AnswerChecker.for_card(self.lang, self.frame, prompt, card.pr, card.evidence)
+        checker = AnswerChecker.for_card(
+            self.lang, self.frame, prompt, card.pr, card.evidence, card.log
+        )
         by_model: list[str] = []
 
         headline = self._field(prompt + self._label(labels.headline), "headline", usage, checker)
         if headline:
             by_model.append("headline")
         else:
-            places = card.places
-            symbol = places[0].symbol if places else None
-            headline = prompts.fallback_headline(card.pr, card.facts, symbol, self.lang)
+            headline = facts_headline(card)
             checker.written.append(headline)
         prompt += f"{self._label(labels.headline)}{headline}\n{self._label(labels.verdict)}"
         scoring = time.perf_counter()

@@ -8,7 +8,6 @@ digest) for bigger ones; diff chunks that do not fit can be noted by the model (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from prsum import prompts
 from prsum.budget import NO_ROOM, compact_patch, pack_diff, salience_order
@@ -20,9 +19,8 @@ from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, cited_names
 from prsum.llm import Backend, Completion, Sampling
 from prsum.mapreduce import NOTE_TOKENS, ChunkNoter
+from prsum.profiles import PromptStyle
 from prsum.types import Facts, FileChange, FileDiff, Language, LeftOut, PackedDiff, PullRequest
-
-PromptStyle = Literal["digest", "diff"]
 
 # The digest lists each source file on a line of its own, up to this many; other kinds get
 # lines of their own only when they are few, else one line per kind.
@@ -80,9 +78,12 @@ class Packer:
         map_chunks: int = 0,
         note_store: JsonStore | None = None,
         sampling: Sampling,
+        layout: str = "fields",
     ) -> None:
         """`reserve`: tokens kept free for the answer. `map_chunks`: at most this many
-        model-written chunk notes per PR (diff view only)."""
+        model-written chunk notes per PR (diff view only). `layout`: the prompt whose layout of
+        the PR to use (prsum.prompts.PR_LAYOUTS)."""
+        self.block = prompts.PR_LAYOUTS[layout]
         self.backend = backend
         self.lang = lang
         self.style = style
@@ -121,7 +122,7 @@ class Packer:
         # The digest loses its least salient lines until the prompt fits.
         while True:
             lines = [entry.text for entry in plan]
-            prompt = self.frame + prompts.pr_block(pr, facts, lines, None, self.lang, extra)
+            prompt = self.frame + self.block(pr, facts, lines, None, self.lang, extra)
             if self.backend.count_tokens(prompt) + self.reserve <= context:
                 break
             if not plan:
@@ -142,7 +143,7 @@ class Packer:
                 for path in entry.paths
             ]
             return Packed(prompt, digests, tuple(whole), (), tuple(grouped + unlisted))
-        empty = self.frame + prompts.pr_block(pr, facts, lines, "", self.lang, extra)
+        empty = self.frame + self.block(pr, facts, lines, "", self.lang, extra)
         budget = context - self.reserve - self.backend.count_tokens(empty)
         if budget < 0:
             raise self._too_small(context - budget + 256)
@@ -155,7 +156,7 @@ class Packer:
             extra, noted = self._noted(diffs, packed, extra, evidence, usage)
         # The joined pieces can count a few tokens more than their sum: shrink until it fits.
         while True:
-            prompt = self.frame + prompts.pr_block(pr, facts, lines, packed.text, self.lang, extra)
+            prompt = self.frame + self.block(pr, facts, lines, packed.text, self.lang, extra)
             overflow = self.backend.count_tokens(prompt) + self.reserve - context
             if overflow <= 0:
                 left_out = tuple(

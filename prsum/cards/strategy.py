@@ -6,19 +6,21 @@
 - `whole`: for models that follow instructions (a model with its own chat template, a served
   model): one chat request per card for the whole card as JSON, every field checked, a field
   that fails replaced by the facts-built one.
+- `facts`: no model prose at all: the card our code writes from facts, with the rubric's
+  verdict and reading time (the model's tokenizer still sizes the prompt, so coverage is real).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Final, Protocol
 
-from prsum.cards.assembly import CardInput
+from prsum.cards.assembly import CardInput, facts_body, facts_headline
 from prsum.config import StrategySetting
 from prsum.errors import ConfigError
-from prsum.llm import Capabilities, Sampling
+from prsum.llm import GREEDY, Capabilities, Sampling
+from prsum.profiles import Profile, StrategyName
+from prsum.rubric import prior_verdict
 from prsum.types import CardBody, Facts
-
-StrategyName = Literal["fields", "whole"]
 
 
 class CardStrategy(Protocol):
@@ -49,10 +51,12 @@ class CardStrategy(Protocol):
         ...
 
 
-def choose_strategy(setting: StrategySetting, capabilities: Capabilities) -> StrategyName:
-    """`auto`: whole cards from a model that brings its own chat template (GGUF metadata), was
-    tuned by prsum to write them, or is served; fields from a base model. An explicit choice the backend cannot serve is a
-    usage error."""
+def choose_strategy(
+    setting: StrategySetting, capabilities: Capabilities, profile: Profile
+) -> StrategyName:
+    """`auto`: the profile's. An explicit choice the backend cannot serve is a usage error."""
+    if setting == "facts":
+        return "facts"
     if setting == "fields":
         if not capabilities.completion:
             raise ConfigError("--strategy fields needs a backend that completes prompts")
@@ -63,4 +67,20 @@ def choose_strategy(setting: StrategySetting, capabilities: Capabilities) -> Str
                 "--strategy whole needs a model with a chat format; this one has none (use fields)"
             )
         return "whole"
-    return "whole" if capabilities.chat in ("model", "tuned", "server") else "fields"
+    return profile.strategy
+
+
+class FactsStrategy:
+    """The card from facts alone: the rubric's verdict and minutes, sentences our code writes
+    from what the diff shows, a headline from the title's convention. No model is asked."""
+
+    name: Final = "facts"
+    frame = ""
+    reserve = 0
+    sampling = GREEDY
+
+    def context_lines(self, facts: Facts) -> list[str]:
+        return []
+
+    def write(self, card: CardInput) -> tuple[CardBody, int]:
+        return facts_body(card, prior_verdict(card.facts), facts_headline(card)), 0

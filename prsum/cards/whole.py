@@ -17,7 +17,14 @@ from dataclasses import replace
 from typing import Any, Final
 
 from prsum import prompts
-from prsum.cards.assembly import FOCUS_PLACES, CardInput, facts_body, facts_summary
+from prsum.budget import salience_order
+from prsum.cards.assembly import (
+    FOCUS_PLACES,
+    CardInput,
+    facts_body,
+    facts_headline,
+    facts_summary,
+)
 from prsum.cards.checks import (
     CJK,
     NUMBER,
@@ -28,12 +35,16 @@ from prsum.cards.checks import (
     ends_stuttering,
     loops,
     most_repeated_name,
+    pr_part,
     said_again,
     sentences,
     writes_unstated_number,
 )
+from prsum.cards.explain import RuleLog
+from prsum.filekinds import file_kind
 from prsum.grounding import cites_only_known
-from prsum.llm import Backend, Message, RepeatBreaker, Sampling
+from prsum.llm import GREEDY, Backend, Message, RepeatBreaker, Sampling
+from prsum.profiles import Profile
 from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import CardBody, Facts, Focus, Language, Verdict
@@ -46,6 +57,8 @@ _HEADLINE_LIMITS = {"zh": 24, "en": 12}  # CJK characters / words
 _MAX_ITEMS = 3
 _MAX_FOCUS = 4
 _MAX_SENTENCES = 5
+_MAX_SCHEMA_PLACES = 24  # files a focus place may name in the schema: the most salient shown
+_PLACE_KINDS = frozenset({"source", "test", "config", "ci"})  # where code is read
 
 CARD_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -106,8 +119,8 @@ def parse_card(text: str) -> dict[str, Any] | None:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None
-    try:
-        answer = json.loads(text[start : end + 1])
+    try:  # a raw line break inside a string is forgiven (strict=False)
+        answer = json.loads(text[start : end + 1], strict=False)
     except (json.JSONDecodeError, RecursionError):
         return None
     return answer if isinstance(answer, dict) else None
@@ -152,6 +165,7 @@ def answer_guard(
     lang: Language,
     stated_numbers: Collection[str],
     begins: Callable[[str], bool] | None = None,
+    log: RuleLog | None = None,
 ) -> Callable[[str, str], bool]:
     """What a card's answer may write next (`Sampling.allows`): backticked names and focus
     symbols the PR contains (`knows`; `begins` of one still being written, by default
@@ -161,7 +175,11 @@ def answer_guard(
     itself, no letter of another script than the card's that the PR does not contain, and none
     of the loops `loops` finds: no stutter, no phrase a third time in a sentence, and no new
     name, backticked or (in zh) bare, in a sentence that has named one twice. Refused there,
-    the model writes its next likeliest words instead of losing the sentence."""
+    the model writes its next likeliest words instead of losing the sentence.
+
+    A refusal of the token the model likes best is recorded in `log` under the rule's name
+    (`guard.` and the rule): the backend asks about its likeliest token first, so the first
+    refusal after each `written` is the one that changed the answer."""
     floors = SUMMARY_FLOOR[lang]
     begins = begins or knows
     letters = _CARD_LETTERS[lang]
@@ -217,9 +235,10 @@ def answer_guard(
         place = _OPEN_PLACE.search(written)
         return place, None if place else _OPEN_SUMMARY.search(written)
 
-    def allows(written: str, piece: str) -> bool:
+    def refusal(written: str, piece: str) -> tuple[str, str] | None:
+        """The rule that refuses `piece` after `written`, and the field it is in, or None."""
         if not cites_only_known(written, piece, knows, begins):
-            return False
+            return "name", "any"
         # A quote or a line break ends a string; so does the end of the turn, a control token
         # whose text is empty (the answer ends there).
         cut = min((at for at in (piece.find('"'), piece.find("\n")) if at >= 0), default=None)
@@ -229,42 +248,104 @@ def answer_guard(
         if place:
             field, value = place.group(1), place.group(2) + added
             if field == "symbol":
-                return not value or (knows if ends else begins)(value)
-            return value in paths if ends else any(path.startswith(value) for path in paths)
+                allowed = not value or (knows if ends else begins)(value)
+            else:
+                allowed = value in paths if ends else any(p.startswith(value) for p in paths)
+            return None if allowed else (f"focus-{field}", "focus")
         if summary:
             verdict, text = summary.groups()
             # The string's end finishes a number or a value the summary ends on.
             closed = added + ('"' if ends else "")
-            if (  # the cheap checks first: a refused piece costs one call, an allowed one all
-                strange_letters(text, added)
-                or writes_unstated_number(text, closed, stated_numbers)
-                or changes_into_itself(text, closed, lang)
-                or loops_in(text, added)
-            ):
-                return False
-            return not ends or len(text) + len(added) >= floors[verdict]
-        return True
+            # The cheap checks first: a refused piece costs one call, an allowed one all.
+            if strange_letters(text, added):
+                return "script", "summary"
+            if writes_unstated_number(text, closed, stated_numbers):
+                return "number", "summary"
+            if changes_into_itself(text, closed, lang):
+                return "self-change", "summary"
+            if loops_in(text, added):
+                return "loop", "summary"
+            if ends and len(text) + len(added) < floors[verdict]:
+                return "floor", "summary"
+        return None
+
+    refused_after: list[int] = [-1]  # the length of `written` at the last recorded refusal
+
+    def allows(written: str, piece: str) -> bool:
+        found = refusal(written, piece)
+        if found is not None and log is not None and refused_after[0] != len(written):
+            refused_after[0] = len(written)
+            log.record(f"guard.{found[0]}", found[1], written[-40:] + "⟨" + piece + "⟩")
+        return found is None
 
     return allows
 
 
-def messages_for(prompt: str) -> list[Message]:
-    """The chat request of a packed prompt: one user turn (some templates, Gemma's among them,
-    have no system turn)."""
+def messages_for(prompt: str, frame: str, profile: Profile) -> list[Message]:
+    """The chat request of a packed prompt: the instructions in a system turn where the profile
+    says so (the same for every PR: the KV cache keeps them), else one user turn (some
+    templates, Gemma's among them, have no system turn)."""
+    if profile.system_turn:
+        return [
+            {"role": "system", "content": frame.rstrip()},
+            {"role": "user", "content": pr_part(prompt, frame)},
+        ]
     return [{"role": "user", "content": prompt}]
 
 
+def card_schema(card: CardInput) -> dict[str, Any]:
+    """The card's JSON schema for one PR: the verdict among those the rubric allows, and each
+    focus place a file of code, tests or configuration the model was shown, with a definition
+    facts found changed there (or none): a grammar holds the answer to it as it is written."""
+    shown = set(card.packed.coverage_whole) | set(card.packed.coverage_clipped)
+    places = [
+        {
+            "type": "object",
+            "properties": {
+                "path": {"const": change.path},
+                "symbol": {"enum": [*card.packed.digests[change.path].names, None]},
+                "why": {"type": "string"},
+            },
+            "required": ["path", "symbol", "why"],
+        }
+        for change in salience_order(card.pr.files)
+        if change.path in shown and file_kind(change.path) in _PLACE_KINDS
+    ][:_MAX_SCHEMA_PLACES]
+    items: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+    return {
+        "type": "object",
+        "properties": {
+            "headline": {"type": "string"},
+            "verdict": {"enum": list(allowed_verdicts(card.facts))},
+            "minutes": {"type": "integer"},
+            "summary": {"type": "string"},
+            "focus": {"type": "array", "maxItems": 3, "items": {"anyOf": places}}
+            if places
+            else {"type": "array", "maxItems": 0},
+            "lessons": items,
+            "follow_ups": items,
+        },
+        "required": ["headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups"],
+    }
+
+
 class WholeStrategy:
-    """One request for the whole card; each field the model's where it passes, else ours."""
+    """One request for the whole card; each field the model's where it passes, else ours.
+
+    The profile says how the model is held: an instruction-following model writes to the card's
+    schema and only truth is checked afterwards (names and paths the PR contains, numbers it
+    states, no change of something into itself, the card's language); the small tuned model is
+    held token by token (`answer_guard`) and every check applies."""
 
     name: Final = "whole"
     reserve = WHOLE_TOKENS + _TEMPLATE_MARGIN
-    sampling = WHOLE_SAMPLING
 
-    def __init__(self, backend: Backend, lang: Language) -> None:
+    def __init__(self, backend: Backend, lang: Language, profile: Profile) -> None:
         self.backend = backend
         self.lang = lang
-        self.frame = prompts.frame(lang, "whole")
+        self.profile = profile
+        self.frame = prompts.frame(lang, profile.prompt)
+        self.sampling = WHOLE_SAMPLING if profile.guard else GREEDY
 
     def context_lines(self, facts: Facts) -> list[str]:
         """The verdicts the rubric leaves open: the model chooses among them."""
@@ -272,18 +353,25 @@ class WholeStrategy:
 
     def write(self, card: CardInput) -> tuple[CardBody, int]:
         checker = AnswerChecker.for_card(
-            self.lang, self.frame, card.packed.prompt, card.pr, card.evidence
+            self.lang, self.frame, card.packed.prompt, card.pr, card.evidence, card.log
         )
         # Numbers the prompt shows (line counts, versions in the diff) may be stated.
         checker.stated_numbers |= set(NUMBER.findall(checker.pr_text))
+        schema = self.profile.schema and self.backend.capabilities.json_schema
+        sampling = self.sampling
+        if self.profile.guard:
+            sampling = replace(sampling, allows=self._guard(card, checker))
         completion = self.backend.chat(
-            messages_for(card.packed.prompt),
+            messages_for(card.packed.prompt, self.frame, self.profile),
             max_tokens=WHOLE_TOKENS,
-            sampling=replace(self.sampling, allows=self._guard(card, checker)),
-            json_schema=CARD_SCHEMA if self.backend.capabilities.json_schema else None,
+            sampling=sampling,
+            json_schema=card_schema(card) if schema else None,
         )
         card.usage.add(completion)
-        answer = parse_card(completion.text) or salvaged(completion.text, self.lang)
+        answer = parse_card(completion.text)
+        if answer is None:
+            card.log.record("answer.salvaged", "answer", completion.text[-80:])
+            answer = salvaged(completion.text, self.lang)
         return self._checked(card, answer, checker), completion.prompt_tokens
 
     def _guard(self, card: CardInput, checker: AnswerChecker) -> Callable[[str, str], bool]:
@@ -294,7 +382,16 @@ class WholeStrategy:
             self.lang,
             frozenset(checker.stated_numbers),
             card.evidence.begins,
+            card.log,
         )
+
+    def _passes(self, checker: AnswerChecker, text: str, field: str) -> bool:
+        """Whether a field's text may go into the card: every check for the small model, only
+        truth (`AnswerChecker.untrue`) for one that follows instructions. A pass is
+        remembered, so later fields may not repeat it (small model)."""
+        if self.profile.guard:
+            return checker.accept(text, field)
+        return not checker.refused_as_untrue(text, field)
 
     def _checked(
         self, card: CardInput, answer: Mapping[str, Any], checker: AnswerChecker
@@ -309,11 +406,14 @@ class WholeStrategy:
         if answer.get("verdict") in allowed_verdicts(facts):
             verdict = answer["verdict"]
             by_model.append("verdict")
+        else:
+            card.log.record("verdict.not-allowed", "verdict", str(answer.get("verdict")))
         low, high = MINUTES[verdict]
         minutes = answer.get("minutes")
         if isinstance(minutes, int) and not isinstance(minutes, bool) and low <= minutes <= high:
             by_model.append("minutes")
         else:
+            card.log.record("minutes.out-of-range", "minutes", str(minutes))
             minutes = reading_minutes(verdict, facts)
         focus = self._focus(answer.get("focus"), card, checker)
         if focus:
@@ -329,7 +429,7 @@ class WholeStrategy:
         follow_ups = self._items(answer.get("follow_ups"), "follow_up", checker)
         if follow_ups:
             by_model.append("follow_ups")
-        ours = facts_body(card, verdict, headline or self._fallback_headline(card))
+        ours = facts_body(card, verdict, headline or facts_headline(card))
         return CardBody(
             headline=headline or ours.headline,
             verdict=verdict,
@@ -341,18 +441,15 @@ class WholeStrategy:
             by_model=tuple(by_model),
         )
 
-    def _fallback_headline(self, card: CardInput) -> str:
-        symbol = card.places[0].symbol if card.places else None
-        return prompts.fallback_headline(card.pr, card.facts, symbol, self.lang)
-
     def _headline(self, value: Any, checker: AnswerChecker) -> str:
         if not isinstance(value, str):
             return ""
         text = clean_field(value)
         size = len(CJK.findall(text)) if self.lang == "zh" else len(text.split())
-        if size > _HEADLINE_LIMITS[self.lang] or not checker.accept(text, "headline"):
+        if self.profile.guard and size > _HEADLINE_LIMITS[self.lang]:
+            checker.log.record("headline.too-long", "headline", text)
             return ""
-        return text
+        return text if self._passes(checker, text, "headline") else ""
 
     def _summary(self, value: Any, checker: AnswerChecker) -> str:
         if not isinstance(value, str):
@@ -367,13 +464,24 @@ class WholeStrategy:
         # that restates the facts line, one that loops on a name and one said before are
         # dropped, not the paragraph: the model's other sentences may still be right.
         kept: list[str] = []
+        shaped = self.profile.guard  # the small model's shaping checks, beside truth
         for part in sentences(text, self.lang):
-            if checker.unsupported(part) or checker.restates_facts(part) or loops(part):
-                continue
-            if not any(said_again(part, earlier) for earlier in kept):
+            if unsupported := checker.unsupported(part):
+                rule = "summary." + "-".join(unsupported.split()[:3])
+            elif shaped and checker.restates_facts(part):
+                rule = "summary.restates-facts"
+            elif shaped and loops(part):
+                rule = "summary.loops"
+            elif shaped and any(said_again(part, earlier) for earlier in kept):
+                rule = "summary.said-again"
+            else:
                 kept.append(part)
+                continue
+            checker.log.record(rule, "summary", part)
+        for part in kept[_MAX_SENTENCES:]:
+            checker.log.record("summary.over-five", "summary", part)
         text = PHRASES[self.lang].sentence_joiner.join(kept[:_MAX_SENTENCES])
-        if not kept or not checker.accept(text, "summary"):
+        if not kept or not self._passes(checker, text, "summary"):
             return ""
         return text
 
@@ -381,7 +489,7 @@ class WholeStrategy:
         if not isinstance(value, list):
             return ()
         items = [clean_field(item) for item in value[:_MAX_ITEMS] if isinstance(item, str)]
-        return tuple(item for item in items if checker.accept(item, name))
+        return tuple(item for item in items if item and self._passes(checker, item, name))
 
     def _focus(self, value: Any, card: CardInput, checker: AnswerChecker) -> tuple[Focus, ...]:
         if not isinstance(value, list):
@@ -396,10 +504,16 @@ class WholeStrategy:
                 continue
             path, symbol, why = item.get("path"), item.get("symbol"), item.get("why")
             if path not in paths or not isinstance(why, str):
+                card.log.record("focus.unknown-path", "focus", str(path))
                 continue
             if not (isinstance(symbol, str) and symbol and card.evidence.knows(symbol)):
+                if symbol:
+                    card.log.record("focus.unknown-symbol", "focus", str(symbol))
                 symbol = symbols.get(path)
             why = clean_field(why)
-            if checker.flaw(why, "focus") is None:
-                places.append(Focus(str(path), why, symbol or None))
+            if self.profile.guard and checker.refused(why, "focus"):
+                continue
+            if not self.profile.guard and checker.refused_as_untrue(why, "focus"):
+                continue
+            places.append(Focus(str(path), why, symbol or None))
         return tuple(places)

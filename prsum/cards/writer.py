@@ -7,25 +7,30 @@ from collections.abc import Sequence
 from prsum import prompts
 from prsum.cache import JsonStore
 from prsum.cards.assembly import CardInput, assemble
+from prsum.cards.explain import RuleLog
 from prsum.cards.fields import BASE_MODEL_SAMPLING, FieldsStrategy
 from prsum.cards.highlights import highlights
-from prsum.cards.packing import Packer, PromptStyle, Usage
-from prsum.cards.strategy import CardStrategy, StrategyName
+from prsum.cards.packing import Packer, Usage
+from prsum.cards.strategy import CardStrategy, FactsStrategy
 from prsum.cards.whole import WholeStrategy
 from prsum.grounding import Evidence
 from prsum.llm import Backend
+from prsum.profiles import PROFILES, Profile, PromptStyle, StrategyName
 from prsum.types import Card, Commit, Facts, FileDiff, Language, PullRequest
 
 
-def make_strategy(name: StrategyName, backend: Backend, lang: Language) -> CardStrategy:
-    strategy: CardStrategy = (
-        FieldsStrategy(backend, lang) if name == "fields" else WholeStrategy(backend, lang)
-    )
-    return strategy
+def make_strategy(
+    name: StrategyName, backend: Backend, lang: Language, profile: Profile
+) -> CardStrategy:
+    if name == "facts":
+        return FactsStrategy()
+    if name == "fields":
+        return FieldsStrategy(backend, lang)
+    return WholeStrategy(backend, lang, profile)
 
 
 class CardWriter:
-    """Writes cards with one backend, in one language, one view and one strategy."""
+    """Writes cards with one backend, in one language, one view, one strategy and profile."""
 
     def __init__(
         self,
@@ -34,6 +39,7 @@ class CardWriter:
         style: PromptStyle,
         *,
         strategy: StrategyName = "fields",
+        profile: Profile = PROFILES["small-base"],
         map_chunks: int = 0,
         note_store: JsonStore | None = None,
     ) -> None:
@@ -41,7 +47,7 @@ class CardWriter:
         self.backend = backend
         self.lang = lang
         self.style = style
-        self.strategy = make_strategy(strategy, backend, lang)
+        self.strategy = make_strategy(strategy, backend, lang, profile)
         # Chunk notes and highlights are completions a base model writes, whatever the card's
         # strategy.
         self.packer = Packer(
@@ -53,6 +59,7 @@ class CardWriter:
             map_chunks=map_chunks,
             note_store=note_store,
             sampling=BASE_MODEL_SAMPLING,
+            layout="fields" if strategy == "facts" else profile.prompt,
         )
 
     def card_input(
@@ -68,7 +75,7 @@ class CardWriter:
         usage = Usage()
         packed = self.packer.pack(pr, facts, diffs, extra, evidence, usage)
         return CardInput(
-            pr, facts, diffs, tuple(commits), extra, evidence, packed, usage, self.lang
+            pr, facts, diffs, tuple(commits), extra, evidence, packed, usage, self.lang, RuleLog()
         )
 
     def build_prompt(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import json
 import logging
 import math
 import os
@@ -33,6 +34,8 @@ from prsum.types import ModelInfo
 _FAMILY_CHAT_FORMATS = {"gemma": "gemma"}
 
 SEED = 42
+# llama.cpp's repeat penalty looks back this many tokens (its default, penalty_last_n).
+_PENALTY_WINDOW = 64
 # How far down the likeliest tokens the guard (`Sampling.allows`) looks for one it allows:
 # one by one, then in one ranking.
 _GUARD_CANDIDATES = 40
@@ -139,14 +142,54 @@ def requantize_output_matrix(source: Path, target: Path, threads: int) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _banning(tokens: Sequence[int]) -> Any:
-    """A logits processor that rules `tokens` out as the next token."""
+def _penalize_repeats(logits: np.ndarray, answer: Sequence[int], penalty: float) -> None:
+    """llama.cpp's repeat penalty over the answer's last `_PENALTY_WINDOW` tokens: each token
+    among them loses logit by the factor `penalty` (divided when positive, multiplied when not)."""
+    recent = np.unique(np.asarray(answer[-_PENALTY_WINDOW:]))
+    values = logits[recent]
+    logits[recent] = np.where(values > 0, values / penalty, values * penalty)
 
-    def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        scores[list(tokens)] = -1e4
-        return scores
 
-    return process
+def _first_stop(text: str, stop: Sequence[str]) -> tuple[int, str] | None:
+    """Where the first stop string begins in `text`, and which; None when none occurs."""
+    found = [(at, word) for word in stop if word and (at := text.find(word)) >= 0]
+    return min(found) if found else None
+
+
+class _GrammarHold:
+    """A GBNF grammar held over greedy decoding through llama.cpp's grammar sampler."""
+
+    def __init__(self, llama: Any, grammar: str) -> None:
+        import llama_cpp
+        from llama_cpp._internals import LlamaTokenDataArray
+
+        self._bindings = llama_cpp
+        self._sampler = llama_cpp.llama_sampler_init_grammar(
+            llama._model.vocab, grammar.encode("utf-8"), b"root"
+        )
+        if not self._sampler:
+            raise GenerationError("llama.cpp could not parse the grammar")
+        self._one = llama_cpp.llama_token_data_array(
+            data=(llama_cpp.llama_token_data * 1)(), size=1, selected=-1, sorted=False
+        )
+        self._all = LlamaTokenDataArray(n_vocab=llama.n_vocab())
+
+    def choose(self, token: int, logits: np.ndarray) -> int:
+        """`token` if the grammar allows it here, else the likeliest token it allows; the
+        choice is accepted into the grammar's state."""
+        one = self._one
+        one.data[0].id = token  # type: ignore[assignment]  # ctypes converts the int
+        one.data[0].logit, one.size = 0.0, 1
+        self._bindings.llama_sampler_apply(self._sampler, ctypes.byref(one))
+        if not math.isfinite(one.data[0].logit):
+            self._all.copy_logits(logits)
+            self._bindings.llama_sampler_apply(self._sampler, ctypes.byref(self._all.candidates))
+            token = int(np.argmax(self._all.candidates_data.logit))
+        self._bindings.llama_sampler_accept(self._sampler, token)
+        return token
+
+    def close(self) -> None:
+        self._bindings.llama_sampler_free(self._sampler)
 
 
 def _install_log_callback() -> None:
@@ -306,8 +349,8 @@ class LlamaBackend:
         source = chat[0] if chat else None
         if source == "family" and self._adapter is not None:
             source = "tuned"  # prsum's adapter taught the model to answer in this format
-        # JSON schemas become grammars here, several times slower than checking free text.
-        return Capabilities(completion=True, chat=source, json_schema=False)
+        # A JSON schema becomes a grammar, asked only about the likeliest token (`_GrammarHold`).
+        return Capabilities(completion=True, chat=source, json_schema=True)
 
     def _chat_prompt(self, messages: Sequence[Message]) -> tuple[str, list[str]]:
         chat = self._chat_format
@@ -349,7 +392,14 @@ class LlamaBackend:
         json_schema: Any = None,
     ) -> Completion:
         tokens, stop = self.chat_tokens(messages)
-        return self._generate(tokens, max_tokens=max_tokens, stop=stop, sampling=sampling)
+        grammar = None
+        if json_schema is not None:
+            from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+            grammar = json_schema_to_gbnf(json.dumps(json_schema))
+        return self._generate(
+            tokens, max_tokens=max_tokens, stop=stop, grammar=grammar, sampling=sampling
+        )
 
     def complete(
         self,
@@ -380,45 +430,92 @@ class LlamaBackend:
         banned_starts: Sequence[str] = (),
         sampling: Sampling = GREEDY,
     ) -> Completion:
-        from llama_cpp.llama_grammar import LlamaGrammar
-
+        """Greedy decoding, token by token, in our own loop: the logits processors (banned
+        starts, the repeat breaker, the guard), llama.cpp's repeat penalty over the answer's
+        last tokens, then the grammar, then the likeliest token. The grammar is asked only
+        about that token, and shapes the whole vocabulary only when it refuses it (llama.cpp's
+        own fast path; its sampler chain would filter all 150k+ candidates every token)."""
         room = self.context_size - len(tokens)
         if room < 1:
             raise GenerationError(
                 f"prompt of {len(tokens)} tokens does not fit the {self.context_size}-token context"
             )
-        reused = self._reused_prefix(tokens)
+        if sampling.temperature != 0:
+            raise GenerationError("the embedded backend decodes greedily (temperature 0)")
+        llama = self._llama
         banned = [pieces[0] for pieces in map(self.continuation, banned_starts) if pieces]
-        # Our own processors, not llama-cpp-python's logit_bias: given both, 0.3.36 drops both
-        # (it assigns the result of list.extend, None).
         processors = [
-            *([_banning(banned)] if banned else []),
             *([self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []),
             *([self._guard(len(tokens), sampling.allows)] if sampling.allows else []),
         ]
         started = time.perf_counter()
+        reused = self._evaluate_prompt(tokens)
+        answer: list[int] = []
+        text = ""
+        hold = _GrammarHold(llama, grammar) if grammar else None
         try:
-            result = self._llama.create_completion(
-                prompt=tokens,
-                max_tokens=min(max_tokens, room),
-                temperature=sampling.temperature,
-                top_k=1 if sampling.temperature == 0 else 40,
-                repeat_penalty=sampling.repeat_penalty,
-                seed=SEED,
-                stop=list(stop),
-                logits_processor=processors or None,
-                grammar=LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
-            )
+            for _ in range(min(max_tokens, room)):
+                logits = self._last_logits()
+                if banned and not answer:
+                    logits[banned] = -np.inf
+                if processors:
+                    ids = llama.input_ids[: llama.n_tokens]
+                    for process in processors:
+                        logits = process(ids, logits)
+                if sampling.repeat_penalty != 1.0 and answer:
+                    _penalize_repeats(logits, answer, sampling.repeat_penalty)
+                token = int(np.argmax(logits))
+                if hold is not None:
+                    token = hold.choose(token, logits)
+                if self._is_end(token):
+                    break
+                answer.append(token)
+                text = self._text(answer)
+                if cut := _first_stop(text, stop):
+                    text = text[: cut[0]]
+                    break
+                llama.eval([token])
         except (ValueError, RuntimeError) as exc:
             raise GenerationError(f"the model failed to generate: {exc}") from None
-        usage = result["usage"]
+        finally:
+            if hold is not None:
+                hold.close()
         return Completion(
-            text=result["choices"][0]["text"],
-            prompt_tokens=int(usage["prompt_tokens"]),
-            prompt_tokens_evaluated=len(tokens) - min(reused, len(tokens) - 1),
-            completion_tokens=int(usage["completion_tokens"]),
+            text=text,
+            prompt_tokens=len(tokens),
+            prompt_tokens_evaluated=len(tokens) - reused,
+            completion_tokens=len(answer),
             seconds=time.perf_counter() - started,
         )
+
+    def _evaluate_prompt(self, tokens: list[int]) -> int:
+        """Bring the KV cache to `tokens` (all but what it already holds of them); the count
+        of tokens reused. The last token is always evaluated, for its logits."""
+        llama = self._llama
+        reused = min(self._reused_prefix(tokens), len(tokens) - 1)
+        if not llama._ctx.kv_cache_seq_rm(-1, reused, -1):  # a cache that cannot be cut
+            llama.reset()
+            reused = 0
+        llama.n_tokens = reused
+        llama.eval(tokens[reused:])
+        return reused
+
+    def _last_logits(self) -> np.ndarray:
+        """The logits after the last evaluated token, as a copy our processors may change."""
+        import llama_cpp
+
+        pointer = llama_cpp.llama_get_logits_ith(self._llama.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self._llama.n_vocab(),)).copy()
+
+    def _is_end(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_token_is_eog(self._llama._model.vocab, token))
+
+    def _text(self, answer: list[int]) -> str:
+        """The answer's text; an incomplete UTF-8 character at its end is left out for now."""
+        text: bytes = self._llama.detokenize(answer)
+        return text.decode("utf-8", errors="ignore")
 
     def _piece(self, token: int) -> str:
         """The text of one token (a lone byte of a longer character reads as U+FFFD)."""

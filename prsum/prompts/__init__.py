@@ -9,7 +9,7 @@ and generation stops at the end of the line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
@@ -27,7 +27,7 @@ from prsum.types import (
 )
 
 # Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class Labels:
     summary: str
     lesson: str
     commits: str
+    message: str
     description: str
     tags: str
     reviews: str
@@ -71,6 +72,7 @@ LABELS: dict[Language, Labels] = {
         summary="摘要",
         lesson="收获",
         commits="提交",
+        message="提交说明",
         description="说明",
         tags="标签",
         reviews="评审",
@@ -94,6 +96,7 @@ LABELS: dict[Language, Labels] = {
         summary="Summary",
         lesson="Lesson",
         commits="Commits",
+        message="Message",
         description="Description",
         tags="Labels",
         reviews="Reviews",
@@ -313,6 +316,51 @@ def pr_block(
         f"### {labels.card}",
     ]
     return "\n".join(lines) + "\n"
+
+
+_MESSAGE_CHARS = 800
+
+
+def pr_brief(
+    pr: PullRequest,
+    facts: Facts,
+    change_lines: list[str],
+    diff_text: str | None,
+    lang: Language,
+    extra_lines: Sequence[str] = (),
+) -> str:
+    """The PR as an instruction-following model reads it in its user turn (the `card` prompt):
+    the title and message first, then what prsum measured, the files, the diff."""
+    labels = LABELS[lang]
+    number = f"#{pr.number}" if pr.number is not None else pr.sha[:7]
+    lines = [
+        f"{labels.pull_request} {number}{labels.colon}{pr.title}",
+        label(lang, labels.authors) + ", ".join(pr.authors),
+    ]
+    body = pr.message.strip().partition("\n")[2].strip()
+    if body:
+        flat = " ".join(body.split())
+        cut = flat if len(flat) <= _MESSAGE_CHARS else flat[: _MESSAGE_CHARS - 1] + "…"
+        lines.append(label(lang, labels.message) + cut)
+    lines += [
+        *extra_lines,
+        label(lang, labels.facts) + facts_line(facts, lang),
+        label(lang, labels.changes).rstrip(),
+        *change_lines,
+    ]
+    if diff_text is not None:
+        lines += [label(lang, labels.diff).rstrip(), "<diff>", diff_text.rstrip("\n"), "</diff>"]
+    return "\n".join(lines) + "\n"
+
+
+# How each prompt lays out the PR: the small models' prompts end at the card heading, the title
+# last (what they were trained or shown examples on); an instruction-following model reads it
+# in a user turn of its own.
+PR_LAYOUTS: dict[str, Callable[..., str]] = {
+    "card": pr_brief,
+    "whole": pr_block,
+    "fields": pr_block,
+}
 
 
 def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: Language) -> str:

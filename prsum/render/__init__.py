@@ -68,6 +68,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "ungrounded_removed": body.ungrounded_removed,
             "headline_by_model": body.headline_by_model,
             "by_model": list(body.by_model),
+            "dropped": [vars(event) for event in body.dropped],
         },
         "coverage": {
             "view": coverage.view,
