@@ -1,14 +1,16 @@
 """Build the training inputs: for each corpus card, the prompt prsum itself sends for the
-`whole` strategy and the card as the answer, tokenized with the default model's own tokenizer.
+`whole` strategy and the card as the answer, tokenized with the embedded model's own tokenizer.
 
-    python -m training.build --clones DIR [-o training/data/examples.npz]
+    python -m training.build --clones DIR [--model coder|small] [-o training/data/examples.npz]
 
 For each card the PR is read from its clone exactly as a run reads it (first-parent diff,
-redaction, facts), packed as the tuned default model's run packs it (diff view, --ctx 4096,
-no chunk notes), and sent through the chat format the embedded backend uses. The answer is
-the card's JSON in the strategy's layout, less what names code the prompt does not show
-(`visible_card`), ended by the format's end-of-turn. Everything is derived from local clones
-into a git-ignored folder: no fetched content is committed.
+redaction, facts), packed as a run with that model packs it (its profile: diff view, --ctx
+4096, no chunk notes; for `coder` the instructions in a system turn and the PR in a user turn),
+and sent through the chat format the embedded backend uses. The answer is the card's JSON in
+the strategy's layout, less what names code the prompt does not show (`visible_card`) or what
+the card's schema does not let the model write (`schema_card`), ended by the format's
+end-of-turn. Everything is derived from local clones into a git-ignored folder: no fetched
+content is committed.
 
 Repositories are split for validation by name, not by PR (about 10%), and any PR of a
 repository prsum is measured on is refused.
@@ -27,14 +29,15 @@ from typing import Any, cast
 import numpy as np
 
 from prsum.cards.checks import pr_part, sentences
-from prsum.cards.whole import WHOLE_TOKENS, messages_for
+from prsum.cards.whole import WHOLE_TOKENS, card_schema, messages_for
 from prsum.config import default_threads, resolve_settings
 from prsum.errors import PrsumError
 from prsum.grounding import Evidence, cited_names
 from prsum.history import History
 from prsum.llm.llama import LlamaBackend
-from prsum.llm.models import default_model
+from prsum.llm.models import embedded_path
 from prsum.pipeline import Summarizer
+from prsum.profiles import EMBEDDED
 from prsum.prompts.phrases import PHRASES
 from prsum.types import Language
 from training.check import CORPUS_DIR, Report, find_clone, read_corpus
@@ -82,6 +85,29 @@ def visible_card(card: dict[str, Any], lang: Language, seen: Evidence) -> dict[s
     }
 
 
+def schema_card(card: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """The card as the schema lets the model write it (`prsum.cards.whole.card_schema`): a
+    focus place only in a file the schema offers, its symbol only one the schema offers there
+    (else null), and no more list items than it allows."""
+    properties = schema["properties"]
+    offered = {
+        place["properties"]["path"]["const"]: place["properties"]["symbol"]["enum"]
+        for place in properties["focus"].get("items", {}).get("anyOf", [])
+    }
+    focus = [
+        {**item, "symbol": item["symbol"] if item["symbol"] in offered[item["path"]] else None}
+        for item in card["focus"]
+        if item["path"] in offered
+    ][: properties["focus"]["maxItems"]]
+    limit = properties["lessons"]["maxItems"]
+    return {
+        **card,
+        "focus": focus,
+        "lessons": card["lessons"][:limit],
+        "follow_ups": card["follow_ups"][:limit],
+    }
+
+
 def answer_text(card: dict[str, Any]) -> str:
     """The card in the whole strategy's output layout: one JSON object, keys in order."""
     return json.dumps({key: card[key] for key in CARD_KEYS}, ensure_ascii=False)
@@ -99,10 +125,11 @@ def usable_clone(source: Path, repo: str) -> Path:
     return target
 
 
-def build(clones: Path, output: Path) -> dict[str, Any]:
+def build(clones: Path, output: Path, model_name: str) -> dict[str, Any]:
     report = Report()
     read_corpus(sorted(CORPUS_DIR.glob("*.jsonl")), report)
-    model = default_model(resolve_settings({}, env={}).cache_dir, default_threads())
+    cache_dir = resolve_settings({}, env={}).cache_dir
+    model = embedded_path(EMBEDDED[model_name], cache_dir, default_threads())
     tokenizer = LlamaBackend(model, ctx_cap=CONTEXT, threads=default_threads(), sha256="")
     tokens: list[np.ndarray] = []
     meta: list[dict[str, Any]] = []
@@ -137,9 +164,10 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
             try:
                 pr = History(clone).find_pr(str(record["sha"]))
                 read = summarizer.read(pr)
-                prompt = summarizer.writer.build_prompt(
+                card_input = summarizer.writer.card_input(
                     read.pr, read.facts, read.diffs, read.commits
                 )
+                prompt = card_input.packed.prompt
             except PrsumError as error:
                 skipped[type(error).__name__] = skipped.get(type(error).__name__, 0) + 1
                 continue
@@ -150,10 +178,13 @@ def build(clones: Path, output: Path) -> dict[str, Any]:
             if target is None:
                 skipped["names unseen code"] = skipped.get("names unseen code", 0) + 1
                 continue
-            ids, stop = tokenizer.chat_tokens(messages_for(prompt))
+            if summarizer.profile.schema:
+                target = schema_card(target, card_schema(card_input))
+            frame = summarizer.writer.strategy.frame
+            ids, stop = tokenizer.chat_tokens(messages_for(prompt, frame, summarizer.profile))
             # The answer ends as the model's turn ends: the format's end-of-turn token.
             answer = tokenizer.continuation(answer_text(target))
-            answer += tokenizer.tokenize(stop[0], special=True)[1:]
+            answer += tokenizer.markers(stop[0])
             if len(answer) > WHOLE_TOKENS or len(ids) + len(answer) > CONTEXT:
                 skipped["too long"] = skipped.get("too long", 0) + 1
                 continue
@@ -199,9 +230,10 @@ def main() -> None:
         prog="python -m training.build", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--clones", type=Path, required=True, help="folder of the corpus's clones")
+    parser.add_argument("--model", choices=sorted(EMBEDDED), default="coder")
     parser.add_argument("-o", "--output", type=Path, default=DATA_DIR / "examples.npz")
     args = parser.parse_args()
-    print(json.dumps(build(args.clones, args.output), indent=1))
+    print(json.dumps(build(args.clones, args.output, args.model), indent=1))
 
 
 if __name__ == "__main__":

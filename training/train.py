@@ -1,8 +1,8 @@
-"""Train the default model's LoRA adapter on the built examples (runs on the GPU machine).
+"""Train an embedded model's LoRA adapter on the built examples (runs on the GPU machine).
 
     python training/train.py --model DIR/model.gguf --data examples.npz --out OUT
 
-Loads the default model's GGUF with transformers (dequantized, trained in bf16), puts LoRA on
+Loads the model's GGUF with transformers (dequantized, trained in bf16), puts LoRA on
 the attention and MLP projections (the tied embedding / output matrix stays as it is: the
 GGUF converter takes no adapter for it), trains on the answer tokens only, and writes the
 adapter, its base config (for llama.cpp's converter) and a log of losses, seeds and
@@ -37,6 +37,10 @@ HYPERPARAMETERS = {
     "zh_weight": 1.0,
 }
 
+
+# llama.cpp's converter finds the model by the class name in its config, which a GGUF load leaves
+# out: by transformers' model type.
+ARCHITECTURES = {"gemma3_text": "Gemma3ForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 
 Example = tuple[np.ndarray, int, bool]  # tokens, prompt length, whether the answer is in zh
 
@@ -92,7 +96,7 @@ def batches(items: list[Example], budget: int, rng: random.Random | None, zh_wei
 def loss_of(model, ids, labels, mask, weights) -> tuple[torch.Tensor, torch.Tensor]:
     """The cross-entropy of each answer token, and each one's weight (its row's).
 
-    The output matrix is applied to the answer's positions only: the vocabulary is 262k wide,
+    The output matrix is applied to the answer's positions only: the vocabulary is 150-260k wide,
     and logits for every prompt position would take most of the step's time and memory.
     """
     device = next(model.parameters()).device
@@ -266,7 +270,7 @@ def main() -> None:
     # quantization section (the GGUF loader records one).
     base = base_config.to_dict()
     base.pop("quantization_config", None)
-    base["architectures"] = ["Gemma3ForCausalLM"]
+    base["architectures"] = [ARCHITECTURES.get(base["model_type"], base["model_type"])]
     (args.out / "base").mkdir(exist_ok=True)
     (args.out / "base" / "config.json").write_text(json.dumps(base, indent=1))
     log["seconds"] = round(time.time() - started, 1)

@@ -60,31 +60,6 @@ _MAX_SENTENCES = 5
 _MAX_SCHEMA_PLACES = 24  # files a focus place may name in the schema: the most salient shown
 _PLACE_KINDS = frozenset({"source", "test", "config", "ci"})  # where code is read
 
-CARD_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "headline": {"type": "string"},
-        "verdict": {"enum": ["deep", "skim", "skip"]},
-        "minutes": {"type": "integer", "minimum": 0, "maximum": 60},
-        "summary": {"type": "string"},
-        "focus": {
-            "type": "array",
-            "maxItems": _MAX_FOCUS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "symbol": {"type": ["string", "null"]},
-                    "why": {"type": "string"},
-                },
-                "required": ["path", "symbol", "why"],
-            },
-        },
-        "lessons": {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_ITEMS},
-        "follow_ups": {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_ITEMS},
-    },
-    "required": ["headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups"],
-}
 # Greedy: a card is the same on every run. No repeat penalty: llama.cpp counts the prompt's
 # last tokens too, so a penalty steers the model away from the PR's own names (measured: fewer
 # of the references' names, lower chrF). The breaker counts the answer only and lets a loop
@@ -311,7 +286,7 @@ def card_schema(card: CardInput) -> dict[str, Any]:
         for change in salience_order(card.pr.files)
         if change.path in shown and file_kind(change.path) in _PLACE_KINDS
     ][:_MAX_SCHEMA_PLACES]
-    items: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+    items: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_ITEMS}
     return {
         "type": "object",
         "properties": {
@@ -319,7 +294,7 @@ def card_schema(card: CardInput) -> dict[str, Any]:
             "verdict": {"enum": list(allowed_verdicts(card.facts))},
             "minutes": {"type": "integer"},
             "summary": {"type": "string"},
-            "focus": {"type": "array", "maxItems": 3, "items": {"anyOf": places}}
+            "focus": {"type": "array", "maxItems": _MAX_FOCUS, "items": {"anyOf": places}}
             if places
             else {"type": "array", "maxItems": 0},
             "lessons": items,

@@ -300,6 +300,10 @@ class LlamaBackend:
         """Tokens of `text` as it continues a prompt (no BOS)."""
         return list(self._tokenizer.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def markers(self, text: str) -> list[int]:
+        """Tokens of a chat format's markers (`<|im_end|>`) as special tokens, no BOS."""
+        return self._tokens(text, special=True, bos=False)
+
     def count_tokens(self, text: str) -> int:
         return len(self.continuation(text))
 
@@ -326,7 +330,7 @@ class LlamaBackend:
             def token_text(key: str) -> str:
                 index = int(metadata.get(key, -1))
                 return (
-                    vocab.detokenize([index]).decode("utf-8", errors="replace")
+                    vocab.detokenize([index], special=True).decode("utf-8", errors="replace")
                     if index >= 0
                     else ""
                 )
