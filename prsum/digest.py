@@ -3,17 +3,26 @@
 Small base models cannot read a raw diff (they continue it instead of describing it), but they can
 phrase a sentence from a list like `store/cache.go: adds evictOldest, SetLimit; changes
 Put`. Bigger models get this digest and the diff itself.
+
+Where a grammar reads both versions of a file (prsum.syntax), each changed line belongs to the
+innermost definition that spans it, decorators, attributes and doc comments included, and a
+definition is added, removed, renamed or changed by comparing the two versions. Elsewhere the
+line rule guesses from the patch alone: a changed line belongs to the nearest definition above
+it.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from prsum.types import FileDiff
+from prsum.filekinds import file_kind, is_generated
+from prsum.syntax import EMPTY, MAX_SOURCE_BYTES, Outline, language_of, outline
+from prsum.types import DefinitionChange, DefinitionStatus, FileDiff, ParsedChange
 
 _DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?"
@@ -35,6 +44,8 @@ _PATTERNS_BY_SUFFIX: dict[str, re.Pattern[str]] = {
     **dict.fromkeys((".toml", ".yaml", ".yml", ".ini", ".cfg"), _CONFIG_KEY),
 }
 _HUNK = re.compile(r"^@@ [^@]+ @@\s*(.*)$")
+_HUNK_START = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_BLOBS = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Control-flow words that the JS method pattern would otherwise take for method names.
 _KEYWORDS = frozenset(
     {
@@ -57,17 +68,29 @@ _MAX_NAMES = 4
 # A digest reads this many lines of a file's patch at most: enough to name what a huge
 # (often generated) file changes, without scanning all of it.
 _MAX_DIGEST_LINES = 20_000
+# How alike (shared lines over all lines, own names masked) a definition only in the old
+# version and one only in the new must be to be one definition renamed.
+_RENAME_SIMILARITY = 0.8
+
+# Reads a blob by its sha, at most so many bytes: None when the clone lacks it or it is larger.
+BlobReader = Callable[[str, int], bytes | None]
 
 
 @dataclass(frozen=True)
 class FileDigest:
     path: str
-    added: tuple[str, ...]  # definitions that appear only on added lines
-    changed: tuple[str, ...]  # definitions whose body or signature the hunks touch
+    added: tuple[
+        str, ...
+    ]  # definitions only in the new version (the line rule: only on added lines)
+    changed: tuple[str, ...]  # definitions in both whose lines the hunks touch
+    removed: tuple[str, ...] = ()  # definitions only in the old version (parsed files only)
+    renamed: tuple[tuple[str, str], ...] = ()  # (old name, new name) (parsed files only)
+    unparsed: bool = False  # a source or test file changed that no grammar read: the line rule
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (*self.added, *self.changed)
+        """The definitions of the new version that the change touches."""
+        return (*self.added, *(new for _, new in self.renamed), *self.changed)
 
 
 @lru_cache(maxsize=4096)
@@ -89,10 +112,11 @@ def definition_name(line: str, path: str = "") -> str | None:
 
 
 def digest_patch(path: str, patch: str) -> FileDigest:
-    """The definitions a file's patch adds and changes, most touched first.
+    """The line rule: the definitions a file's patch adds and changes, most touched first.
 
     A changed line belongs to the nearest definition above it: the hunk header's (git's
-    function context) or one that appears on the hunk's own context lines.
+    function context) or one that appears on the hunk's own context lines. What a grammar
+    cannot read falls back to this.
     """
     plus: list[str] = []
     minus: set[str] = set()
@@ -121,10 +145,256 @@ def digest_patch(path: str, patch: str) -> FileDigest:
     return FileDigest(path, added[:_MAX_NAMES], changed[:_MAX_NAMES])
 
 
+def digest_file(diff: FileDiff) -> FileDigest:
+    """The definitions a file's change adds, removes, renames and changes, most changed first:
+    the parser's where a grammar read the file, else the line rule's."""
+    if diff.parsed is None:
+        unparsed = file_kind(diff.path) in ("source", "test") and "\n@@ " in diff.patch
+        return replace(digest_patch(diff.path, diff.patch), unparsed=unparsed)
+    changes = diff.parsed.definitions
+
+    def named(status: DefinitionStatus) -> tuple[str, ...]:
+        names = dict.fromkeys(change.name for change in changes if change.status == status)
+        return tuple(names)[:_MAX_NAMES]
+
+    renamed = tuple(
+        dict.fromkeys(
+            (change.old_name, change.name) for change in changes if change.status == "renamed"
+        )
+    )
+    return FileDigest(
+        diff.path, named("added"), named("changed"), named("removed"), renamed[:_MAX_NAMES]
+    )
+
+
 def touched_definitions(diff: FileDiff) -> set[str]:
-    """Every definition a file's patch adds or changes."""
-    digest = digest_patch(diff.path, diff.patch)
-    return {*digest.added, *digest.changed}
+    """Every definition a file's change adds, renames or changes."""
+    if diff.parsed is None:
+        return set(digest_patch(diff.path, diff.patch).names)
+    return {change.name for change in diff.parsed.definitions if change.status != "removed"}
+
+
+# --- the parser's account -------------------------------------------------------------------
+
+
+def with_definitions(diffs: tuple[FileDiff, ...], read_blob: BlobReader) -> tuple[FileDiff, ...]:
+    """The diffs, each with what its change does to the file's definitions where a grammar
+    reads both versions of the file (blobs named by the patch's `index` line)."""
+    return tuple(_with_parsed(diff, read_blob) for diff in diffs)
+
+
+def _with_parsed(diff: FileDiff, read_blob: BlobReader) -> FileDiff:
+    language = language_of(diff.path)
+    if language is None or file_kind(diff.path) in ("lock", "vendored") or is_generated(diff.path):
+        return diff
+    header, first_hunk, _ = diff.patch.partition("\n@@ ")
+    blobs = _BLOBS.search(header)
+    if not first_hunk or blobs is None:
+        return diff  # a rename, a mode change or a binary file: no lines to place
+    sides: list[Outline] = []
+    for sha in blobs.groups():
+        if not sha.strip("0"):
+            sides.append(EMPTY)  # an added file has no old version, a deleted one no new
+            continue
+        source = read_blob(sha, MAX_SOURCE_BYTES)
+        parsed = outline(source, language) if source is not None else None
+        if parsed is None:
+            return diff
+        sides.append(parsed)
+    old, new = sides
+    return replace(diff, parsed=_attribute(diff.patch, old, new))
+
+
+def _changed_lines(patch: str) -> tuple[list[int], list[int]]:
+    """The numbers of the lines a patch removes (in the old version) and adds (in the new),
+    blank lines aside: they change no definition."""
+    removed: list[int] = []
+    added: list[int] = []
+    old_line = new_line = 0
+    in_hunk = False
+    for line in patch.splitlines():
+        start = _HUNK_START.match(line)
+        if start:
+            old_line, new_line = int(start.group(1)), int(start.group(2))
+            in_hunk = True
+        elif not in_hunk or line.startswith("\\"):
+            continue  # the file's header, or "\ No newline at end of file"
+        elif line.startswith("-"):
+            if line[1:].strip():
+                removed.append(old_line)
+            old_line += 1
+        elif line.startswith("+"):
+            if line[1:].strip():
+                added.append(new_line)
+            new_line += 1
+        else:
+            old_line += 1
+            new_line += 1
+    return removed, added
+
+
+def _owned(found: Outline, lines: list[int]) -> tuple[Counter[int], int]:
+    """How many of `lines` each definition holds as the innermost one spanning them, and how
+    many no definition holds."""
+    if not lines:
+        return Counter(), 0
+    size = max(lines) + 1
+    owner = [-1] * size
+    for index, definition in enumerate(found.definitions):  # parents first: children overwrite
+        stop = min(definition.end, size - 1) + 1
+        if definition.start < stop:
+            owner[definition.start : stop] = [index] * (stop - definition.start)
+    counts = Counter(owner[line] for line in lines)
+    return counts, counts.pop(-1, 0)
+
+
+def _subtree_lines(found: Outline, counts: Counter[int]) -> list[int]:
+    """Each definition's changed lines with those of the definitions inside it."""
+    totals = [counts[index] for index in range(len(found.definitions))]
+    for index in reversed(range(len(found.definitions))):
+        parent = found.definitions[index].parent
+        if parent is not None:
+            totals[parent] += totals[index]
+    return totals
+
+
+def _similarity(old: Counter[int], new: Counter[int]) -> float:
+    total = sum(old.values()) + sum(new.values())
+    return 2 * sum((old & new).values()) / total if total else 0.0
+
+
+@dataclass
+class _Pairing:
+    """Which definitions of the two versions are one: by name among siblings, else (renamed)
+    by body; the rest are added or removed."""
+
+    old: Outline
+    new: Outline
+    pairs: dict[int, int]  # new index -> old index
+    renamed: set[int]  # new indexes paired by body
+    added: list[int]
+    removed: list[int]
+
+    @classmethod
+    def of(cls, old: Outline, new: Outline) -> _Pairing:
+        pairing = cls(old, new, {}, set(), [], [])
+        old_children = _children(old)
+        new_children = _children(new)
+        pending: list[tuple[int | None, int | None, bool]] = [(None, None, False)]
+        while pending:
+            old_parent, new_parent, parent_renamed = pending.pop()
+            pending += pairing._siblings(
+                old_children.get(old_parent, []),
+                new_children.get(new_parent, []),
+                parent_renamed,
+            )
+        return pairing
+
+    def _key(self, found: Outline, index: int, by_name: bool) -> tuple[str, str]:
+        definition = found.definitions[index]
+        return definition.kind, definition.name if by_name else definition.qualified
+
+    def _siblings(
+        self, olds: list[int], news: list[int], by_name: bool
+    ) -> list[tuple[int | None, int | None, bool]]:
+        """Pair one parent's children; the pairs whose children are to be paired next."""
+        free = list(olds)
+        unmatched: list[int] = []
+        nested: list[tuple[int | None, int | None, bool]] = []
+        for new_index in news:
+            key = self._key(self.new, new_index, by_name)
+            match = next((o for o in free if self._key(self.old, o, by_name) == key), None)
+            if match is None:
+                unmatched.append(new_index)
+                continue
+            free.remove(match)
+            self.pairs[new_index] = match
+            nested.append((match, new_index, by_name))
+        for new_index in unmatched:
+            match = self._renamed_from(new_index, free)
+            if match is None:
+                self.added.append(new_index)
+                continue
+            free.remove(match)
+            self.pairs[new_index] = match
+            self.renamed.add(new_index)
+            nested.append((match, new_index, True))
+        self.removed += free
+        return nested
+
+    def _renamed_from(self, new_index: int, free: list[int]) -> int | None:
+        """The old definition of the same kind whose body this one's is, or nearly, both
+        names masked."""
+        after = self.new.definitions[new_index]
+        best, best_score = None, _RENAME_SIMILARITY
+        for old_index in free:
+            before = self.old.definitions[old_index]
+            spans = sorted((before.end - before.start, after.end - after.start))
+            if before.kind != after.kind or 2 * (spans[0] + 1) < spans[1] + 1:
+                continue  # another kind, or too different in length to be this alike
+            names = (before.name, after.name)
+            score = _similarity(self.old.body(old_index, names), self.new.body(new_index, names))
+            if score >= best_score:
+                best, best_score = old_index, score
+        return best
+
+
+def _children(found: Outline) -> dict[int | None, list[int]]:
+    children: dict[int | None, list[int]] = {}
+    for index, definition in enumerate(found.definitions):
+        children.setdefault(definition.parent, []).append(index)
+    return children
+
+
+def _attribute(patch: str, old: Outline, new: Outline) -> ParsedChange:
+    """What a patch does to the definitions of a file, given both versions' outlines."""
+    removed_lines, added_lines = _changed_lines(patch)
+    old_counts, old_free = _owned(old, removed_lines)
+    new_counts, new_free = _owned(new, added_lines)
+    pairing = _Pairing.of(old, new)
+    changes: list[DefinitionChange] = []
+    for new_index, old_index in pairing.pairs.items():
+        before, after = old.definitions[old_index], new.definitions[new_index]
+        lines = old_counts[old_index] + new_counts[new_index]
+        if new_index in pairing.renamed:
+            changes.append(
+                DefinitionChange(
+                    "renamed",
+                    after.name,
+                    after.qualified,
+                    after.kind,
+                    lines,
+                    before.public,
+                    before.name,
+                    before.qualified,
+                )
+            )
+        elif lines:
+            changes.append(
+                DefinitionChange(
+                    "changed", after.name, after.qualified, after.kind, lines, after.public
+                )
+            )
+    unpaired: tuple[tuple[DefinitionStatus, Outline, list[int], Counter[int]], ...] = (
+        ("added", new, pairing.added, new_counts),
+        ("removed", old, pairing.removed, old_counts),
+    )
+    for status, found, indexes, counts in unpaired:
+        totals = _subtree_lines(found, counts)
+        for index in indexes:
+            definition = found.definitions[index]
+            changes.append(
+                DefinitionChange(
+                    status,
+                    definition.name,
+                    definition.qualified,
+                    definition.kind,
+                    totals[index],
+                    definition.public,
+                )
+            )
+    changes.sort(key=lambda change: -change.lines)
+    return ParsedChange(tuple(changes), old_free + new_free)
 
 
 # Title words that say what kind of change it is, not where: they point at no code.

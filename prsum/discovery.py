@@ -43,7 +43,8 @@ def estimate_diff_tokens(settings: Settings, discovery: Discovery) -> dict[str, 
     estimator = TiktokenEstimator()
     return {
         entry.sha: sum(
-            estimator.count_tokens(compact_patch(diff.patch)) for diff in history.diff(entry)
+            estimator.count_tokens(compact_patch(diff.patch))
+            for diff in history.diff(entry, definitions=False)
         )
         for entry in discovery.entries
     }

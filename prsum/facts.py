@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 
 from prsum.digest import definition_name
 from prsum.filekinds import FileKind, file_kind, is_auxiliary, is_generated, is_manifest
-from prsum.types import Breaking, Category, Facts, FileChange, FileDiff, PullRequest
+from prsum.types import Breaking, Category, Facts, FileChange, FileDiff, ParsedChange, PullRequest
 
 _MAX_LINES_PER_FILE = 20_000
 _TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b")
@@ -422,6 +422,7 @@ class FileStats:
     version_edits: int = 0  # (removed, added) pairs that differ only in version numbers
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (removed, added) replacements
     hunk_context: list[str] = field(default_factory=list)  # context lines around changes
+    parsed: ParsedChange | None = None  # its definitions, where a grammar read the file
 
     @property
     def code_lines(self) -> int:
@@ -480,7 +481,7 @@ def _typo_change(old: str, new: str) -> bool:
 def file_stats(diff: FileDiff, change: FileChange | None) -> FileStats:
     """Read one file's patch: its code and prose lines, and which lines replace which."""
     kind = file_kind(diff.path)
-    stats = FileStats(diff.path, kind, change.status if change else "M")
+    stats = FileStats(diff.path, kind, change.status if change else "M", parsed=diff.parsed)
     style = _comment_style(diff.path)
     old, new = _Side(), _Side()
     removed: list[str] = []
@@ -540,14 +541,24 @@ _PUBLIC_JAVA = re.compile(r"^\s*public\s+(?:[\w<>\[\],\s]+\s+)?(\w+)\s*[({]")
 _PY_DEF = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 
 
-def _private_python_module(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return any(part.startswith("_") and not part.startswith("__") for part in parts)
+def _api_path(path: str) -> bool:
+    """Whether a file can define public API at all: not a private Python module (a part of
+    its path starts with `_`), not a Go `internal` package."""
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix == ".go":
+        return "/internal/" not in f"/{path}"
+    if suffix in (".py", ".pyi"):
+        parts = PurePosixPath(path).parts
+        return not any(part.startswith("_") and not part.startswith("__") for part in parts)
+    return True
 
 
 def public_definition(text: str, path: str) -> str | None:
-    """The public API name a line defines, by the language's rule of visibility, if any."""
+    """The public API name a line defines, by the language's rule of visibility, if any: the
+    line rule, for files no grammar read."""
     suffix = PurePosixPath(path).suffix.lower()
+    if not _api_path(path):
+        return None
     if suffix == ".rs":
         match = _PUBLIC_RUST.match(text)
         return match.group(1) if match else None
@@ -557,7 +568,7 @@ def public_definition(text: str, path: str) -> str | None:
     if suffix == ".go":
         name = definition_name(text, path)
         top_level = text.startswith(("func", "type", "var", "const"))
-        if name and top_level and name[0].isupper() and "/internal/" not in f"/{path}":
+        if name and top_level and name[0].isupper():
             return name
         return None
     if suffix in (".java", ".kt", ".cs", ".scala"):
@@ -565,7 +576,7 @@ def public_definition(text: str, path: str) -> str | None:
         return match.group(1) if match else None
     if suffix in (".py", ".pyi"):
         match = _PY_DEF.match(text)
-        if not match or _private_python_module(path):
+        if not match:
             return None
         indent, name = match.groups()
         if name.startswith("_") or len(indent) > 4:  # private, or nested in a function
@@ -575,15 +586,41 @@ def public_definition(text: str, path: str) -> str | None:
 
 
 def _public_definitions(stats: Iterable[FileStats], added: bool) -> list[tuple[str, str]]:
+    """(path, name) of the public definitions the PR adds, or of those whose name it removes
+    (removed or renamed): the parser's where it read the file, else the line rule's."""
     found = []
     for item in stats:
         if item.kind != "source" or is_auxiliary(item.path) or is_generated(item.path):
+            continue
+        if item.parsed is not None:
+            if _api_path(item.path):
+                found += [
+                    (item.path, change.old_name or change.name)
+                    for change in item.parsed.definitions
+                    if change.public
+                    and change.status in (("added",) if added else ("removed", "renamed"))
+                ]
             continue
         for text in item.code_added if added else item.code_removed:
             name = public_definition(text, item.path)
             if name:
                 found.append((item.path, name))
     return found
+
+
+def _defined_names(stats: Iterable[FileStats]) -> set[str]:
+    """The names the PR defines anew: added or renamed to (parsed), or on added lines."""
+    names: set[str] = set()
+    for item in stats:
+        if item.parsed is not None:
+            names.update(
+                change.name
+                for change in item.parsed.definitions
+                if change.status in ("added", "renamed")
+            )
+            continue
+        names.update(name for text in item.code_added if (name := definition_name(text, item.path)))
+    return names
 
 
 # --- breaking signals -----------------------------------------------------------------------
@@ -680,9 +717,7 @@ def _breaking(
     if footer:
         return Breaking(True, f"marked {footer.group(1)!r} in the message"), "api"
     removed = _public_definitions(stats, added=False)
-    added_names = {
-        definition_name(text, item.path) for item in stats for text in item.code_added
-    } | {name for _, name in _public_definitions(stats, added=True)}
+    added_names = _defined_names(stats) | {name for _, name in _public_definitions(stats, True)}
     gone = sorted({name for _, name in removed} - added_names)
     # A PR that adds or renames files may have moved the definition there, out of sight of
     # the diff (git reports a copy, not the lines): only a PR that adds no file can tell.

@@ -27,9 +27,19 @@ class Evidence:
 
     @classmethod
     def of(cls, pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Evidence:
+        """The PR's title, message, paths and patches, and the names of the definitions its
+        changed lines are in (the parser's: a patch need not show them)."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
-        text = "\n".join([pr.title, pr.message, *paths, *(diff.patch for diff in diffs)])
+        definitions = " ".join(
+            f"{change.old_name} {change.name}"
+            for diff in diffs
+            if diff.parsed is not None
+            for change in diff.parsed.definitions
+        )
+        text = "\n".join(
+            [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions]
+        )
         names = tuple(sorted(set(_IDENTIFIER.findall(text)) | paths))
         return cls(text, frozenset(paths), names)
 

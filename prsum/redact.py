@@ -76,7 +76,8 @@ def redact_text(text: str, config: bool = False) -> str:
 
 
 def redact_diff(diff: FileDiff) -> FileDiff:
-    return FileDiff(diff.path, redact_text(diff.patch, config=file_kind(diff.path) == "config"))
+    """The diff with its patch masked; what the parser found (names and counts) is kept."""
+    return replace(diff, patch=redact_text(diff.patch, config=file_kind(diff.path) == "config"))
 
 
 def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:

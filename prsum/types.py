@@ -140,12 +140,40 @@ class Discovery:
         return tuple(entry for entry in self.entries if entry.kind == "direct")
 
 
+DefinitionStatus = Literal["added", "removed", "renamed", "changed"]
+
+
+@dataclass(frozen=True)
+class DefinitionChange:
+    """One definition a file's change adds, removes, renames or changes, by the parser."""
+
+    status: DefinitionStatus
+    name: str  # as the code writes it where it is defined: `method`
+    qualified: str  # with the definitions around it: `Class.method`, `Type::method`
+    kind: str  # the grammar's node type: `function_definition`, `impl_item` …
+    lines: int  # changed lines inside it (for added and removed: its nested definitions' too)
+    # Part of the public API by the language's rule of visibility; for a removed or renamed
+    # definition, whether the name that is gone was.
+    public: bool
+    old_name: str = ""  # renamed: the name before
+    old_qualified: str = ""
+
+
+@dataclass(frozen=True)
+class ParsedChange:
+    """What a file's change does to its definitions, from both versions of the file parsed."""
+
+    definitions: tuple[DefinitionChange, ...]  # most changed lines first
+    module_lines: int  # changed lines in no definition: imports, constants, top-level code
+
+
 @dataclass(frozen=True)
 class FileDiff:
     """The patch text of one file of a PR."""
 
     path: str
     patch: str
+    parsed: ParsedChange | None = None  # None: no grammar read the file (prsum.digest's line rule)
 
 
 @dataclass(frozen=True)
@@ -202,6 +230,8 @@ class Coverage:
     prompt_tokens: int
     context_size: int
     view: Literal["digest", "diff"] = "diff"  # what the model was shown of each file
+    # Source and test files whose changed definitions come from the line rule: no grammar read them.
+    files_unparsed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

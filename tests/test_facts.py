@@ -340,6 +340,25 @@ def test_removed_public_definitions_by_language_visibility(repo: RepoBuilder) ->
     assert exported.breaking_scope == "api"
 
 
+def test_a_definition_in_a_string_is_no_removed_definition(repo: RepoBuilder) -> None:
+    """The parser knows a template's text from the code around it; the line rule took the
+    `def` in the string for a public function removed."""
+    template = 'TEMPLATE = """\ndef handler():\n    pass\n"""\n\n\n'
+    repo.commit("Template (#1)", {"src/gen.py": template + "def render():\n    return TEMPLATE\n"})
+    facts = facts_of(
+        repo, "Drop the template (#2)", {"src/gen.py": "def render():\n    return ''\n"}
+    )
+    assert not facts.breaking.is_breaking
+
+
+def test_a_renamed_public_function_is_breaking_not_new(repo: RepoBuilder) -> None:
+    body = "(path):\n    with open(path) as handle:\n        return handle.read()\n"
+    repo.commit("Loader (#1)", {"src/loader.py": "def load" + body})
+    facts = facts_of(repo, "Rename the loader (#2)", {"src/loader.py": "def read" + body})
+    assert facts.breaking.why == "public definition removed: load"
+    assert facts.new_definitions == ()
+
+
 @pytest.mark.parametrize(
     ("path", "before", "after", "what"),
     [

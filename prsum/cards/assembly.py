@@ -195,6 +195,7 @@ def assemble(
             prompt_tokens=prompt_tokens,
             context_size=backend.context_size,
             view=style,
+            files_unparsed=packed.files_unparsed,
         ),
         model=replace(backend.info, strategy=strategy),
         timing=Timing(

@@ -13,7 +13,7 @@ from prsum import prompts
 from prsum.budget import NO_ROOM, compact_patch, pack_diff, salience_order
 from prsum.cache import JsonStore
 from prsum.cards.checks import copied
-from prsum.digest import FileDigest, digest_patch
+from prsum.digest import FileDigest, digest_file
 from prsum.errors import ConfigError
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, cited_names
@@ -62,6 +62,11 @@ class Packed:
     coverage_whole: tuple[str, ...]
     coverage_clipped: tuple[str, ...]
     left_out: tuple[LeftOut, ...]
+
+    @property
+    def files_unparsed(self) -> tuple[str, ...]:
+        """Source and test files whose definitions come from the line rule, not a grammar."""
+        return tuple(path for path, digest in self.digests.items() if digest.unparsed)
 
 
 class Packer:
@@ -112,9 +117,9 @@ class Packer:
         usage: Usage,
     ) -> Packed:
         """The prompt for `pr`, as much of it as fits, checked against the context size."""
-        patches = {diff.path: diff.patch for diff in diffs}
+        by_path = {diff.path: diff for diff in diffs}
         digests = {
-            change.path: digest_patch(change.path, patches.get(change.path, ""))
+            change.path: digest_file(by_path.get(change.path, FileDiff(change.path, "")))
             for change in pr.files
         }
         plan = self._digest_plan(pr, digests)

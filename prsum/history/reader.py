@@ -20,6 +20,7 @@ from pathlib import Path
 
 import git
 
+from prsum.digest import with_definitions
 from prsum.errors import PrReadError, RepositoryError, RevisionError
 from prsum.history.messages import (
     Classified,
@@ -434,8 +435,10 @@ class History:
             [commit], self._group_number(commit, commit.classified()), kind_if_not_pr
         )
 
-    def diff(self, pr: PullRequest) -> tuple[FileDiff, ...]:
-        """The PR's patch against its base (the first parent), split per file."""
+    def diff(self, pr: PullRequest, *, definitions: bool = True) -> tuple[FileDiff, ...]:
+        """The PR's patch against its base (the first parent), split per file; with
+        `definitions`, what each file's change does to its definitions, where a grammar reads
+        the file (prsum.digest)."""
         common = ["-M", "-C", "--no-color", "--no-ext-diff", "--full-index"]
         try:
             if pr.base_sha and self._has_ref(pr.base_sha):
@@ -446,7 +449,22 @@ class History:
                 )
         except git.GitCommandError as exc:
             raise PrReadError(f"cannot read the diff of {pr.label}: {git_error(exc)}") from None
-        return split_patch(text.decode("utf-8", errors="replace"), pr.files)
+        diffs = split_patch(text.decode("utf-8", errors="replace"), pr.files)
+        return with_definitions(diffs, self.blob) if definitions else diffs
+
+    def blob(self, sha: str, max_bytes: int) -> bytes | None:
+        """A blob's bytes, through git's long-running `cat-file` process; None when the clone
+        lacks it (a shallow or partial clone), it is no blob, or it is over `max_bytes`."""
+        try:
+            # gitpython's annotations say str; the type comes as bytes.
+            header: tuple[object, object, int] = self._repo.git.get_object_header(sha)
+            _, kind, size = header
+            if kind != b"blob" or size > max_bytes:
+                return None
+            data: bytes = self._repo.git.get_object_data(sha)[3]
+        except (ValueError, git.GitCommandError):
+            return None
+        return data
 
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
         """The PR's own commits, oldest first, where history keeps them.

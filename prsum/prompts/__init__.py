@@ -198,25 +198,29 @@ def facts_phrases(lang: Language) -> tuple[str, ...]:
 
 
 def change_line(change: FileChange, digest: FileDigest | None, lang: Language) -> str:
-    """One file of the PR with the definitions it adds and changes, as in the examples."""
+    """One file of the PR with the definitions it adds, changes, renames and removes, as in
+    the examples."""
+    zh = lang == "zh"
 
     def names(items: tuple[str, ...]) -> str:
-        return ("、" if lang == "zh" else ", ").join(f"`{item}`" for item in items)
+        return ("、" if zh else ", ").join(f"`{item}`" for item in items)
 
-    if lang == "zh":
-        head = f"- {change.path}（{change.status}，+{change.added} −{change.deleted}）"
-        parts = []
-        if digest and digest.added:
-            parts.append(f"新增 {names(digest.added)}")
-        if digest and digest.changed:
-            parts.append(f"修改 {names(digest.changed)}")
-        return head + ("：" + "；".join(parts) if parts else "")
-    head = f"- {change.path} ({change.status}, +{change.added} -{change.deleted})"
     parts = []
     if digest and digest.added:
-        parts.append(f"adds {names(digest.added)}")
+        parts.append(("新增 " if zh else "adds ") + names(digest.added))
     if digest and digest.changed:
-        parts.append(f"changes {names(digest.changed)}")
+        parts.append(("修改 " if zh else "changes ") + names(digest.changed))
+    if digest and digest.renamed:
+        arrows = (
+            f"`{old}` → `{new}`" if zh else f"`{old}` to `{new}`" for old, new in digest.renamed
+        )
+        parts.append(("重命名 " if zh else "renames ") + ("、" if zh else ", ").join(arrows))
+    if digest and digest.removed:
+        parts.append(("删除 " if zh else "removes ") + names(digest.removed))
+    if zh:
+        head = f"- {change.path}（{change.status}，+{change.added} −{change.deleted}）"
+        return head + ("：" + "；".join(parts) if parts else "")
+    head = f"- {change.path} ({change.status}, +{change.added} -{change.deleted})"
     return head + (": " + "; ".join(parts) if parts else "")
 
 

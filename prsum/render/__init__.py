@@ -75,6 +75,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "files_total": coverage.files_total,
             "files_whole": list(coverage.files_whole),
             "files_clipped": list(coverage.files_clipped),
+            "files_unparsed": list(coverage.files_unparsed),
             "files_left_out": [
                 {"path": item.path, "reason": item.reason} for item in coverage.files_left_out
             ],
