@@ -8,6 +8,8 @@ PRSUM=${PRSUM:-prsum}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1 PRSUM_CACHE_DIR="$work/cache"
+# Bad input, not card quality, is under test: the small embedded model writes the cards fast.
+export PRSUM_MODEL=small
 git config --global user.name "Bad Input" && git config --global user.email bad@example.com
 git config --global init.defaultBranch main
 

@@ -30,7 +30,7 @@ variant's label); where the review has judged them, the judged table comes first
 (bench/judge/PROTOCOL.md): chrF and entity recall are secondary.
 
     python bench/eval.py [--lang zh|en]... [--adapter both|on|off] [--facts-only] [--only REPO]
-                         [--model PATH] [--ctx N] [--dump FILE] [--half dev|test]
+                         [--model coder|small|PATH] [--ctx N] [--dump FILE] [--half dev|test]
                          [--strategy auto|fields|whole|facts] [--cards FILE --system NAME]
 """
 
@@ -45,7 +45,7 @@ import tarfile
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ from _common import SHARED
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
-from prsum.profiles import PROFILES
+from prsum.profiles import EMBEDDED
 from prsum.render import card_to_dict, verdict_opening
 from prsum.rubric import prior_verdict, reading_minutes
 from prsum.types import Card, Facts, FileDiff, PullRequest, RangeQuery
@@ -339,7 +339,10 @@ def main() -> None:
         default="both",
         help="the default model with its adapter, without, or both side by side (default)",
     )
-    parser.add_argument("--model", type=Path, help="another model (no adapter is applied to it)")
+    parser.add_argument(
+        "--model",
+        help="an embedded model by name (coder, small), or a GGUF file (no adapter applied)",
+    )
     parser.add_argument("--ctx", type=int)
     parser.add_argument("--facts-only", action="store_true", help="no model: facts and rubric")
     parser.add_argument("--only", action="append", help="only this repository (repeatable)")
@@ -349,14 +352,7 @@ def main() -> None:
     parser.add_argument("--strategy", choices=["auto", "fields", "whole", "facts"])
     parser.add_argument("--cards", type=Path, help="write the cards in the review's form here")
     parser.add_argument("--system", help="the cards' system name in the review")
-    parser.add_argument(
-        "--unguarded",
-        action="store_true",
-        help="ablation: the small tuned model without its guard and shaping checks (truth only)",
-    )
     args = parser.parse_args()
-    if args.unguarded:
-        PROFILES["small-tuned"] = replace(PROFILES["small-tuned"], guard=False)
     split = judge.load_split() if args.half else None
     references = json.loads((SHARED / "eval" / "references.json").read_text(encoding="utf-8"))
     spec_of = ranges_of(references)
@@ -365,10 +361,11 @@ def main() -> None:
         raise SystemExit(f"no reference card of {', '.join(args.only)}")
     langs = list(dict.fromkeys(args.lang or ["zh", "en"]))
     adapters = {"both": [True, False], "on": [True], "off": [False]}[args.adapter]
-    if args.facts_only or args.model:
-        adapters = [False] if args.model else [True]
+    own_model = bool(args.model) and args.model not in EMBEDDED
+    if args.facts_only or own_model:
+        adapters = [False] if own_model else [True]
     variants = [
-        Variant(lang, adapter, own_model=bool(args.model)) for lang in langs for adapter in adapters
+        Variant(lang, adapter, own_model=own_model) for lang in langs for adapter in adapters
     ]
     if args.facts_only:
         variants = variants[:1]

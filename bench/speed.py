@@ -1,17 +1,19 @@
-"""Where does a run's time go? Cards for a release range with the default model, with its
-adapter and without, side by side; then from the cache; then through a server.
+"""Where does a run's time go? Cards for a release range with each embedded model, side by
+side; then from the cache; then without the KV cache's prefix reuse; optionally through a
+server.
 
-For each variant (the default model with prsum's adapter, which writes whole cards, and the
-base model without it, which writes field by field), fresh runs alternate, `--pairs` times,
-so both see the same machine: seconds per card (median over the runs) and their ratio; prompt
-tokens sent against those llama.cpp actually evaluated (the rest came from its KV cache);
+For each model (`--models`, default `coder,small`: the 1.5B coder and the small tuned model),
+fresh runs alternate, `--pairs` times, so all see the same machine: seconds per card (median
+over the runs) and their ratio; prompt tokens sent against those llama.cpp actually evaluated
+(the rest came from its KV cache), prefill and decode speed (tokens per second of each phase);
 completion tokens; the ratio of prsum's wall time to the model's own time (what is not model
-time is prsum's overhead); and a cached re-run's wall time as a share of a fresh one. Then
-the same range through the server backend: `python -m llama_cpp.server` on 127.0.0.1 serving
-the default model (with the adapter when it is measured), with --jobs 1 and 2.
+time is prsum's overhead); and a cached re-run's wall time as a share of a fresh one. Then the
+first model once more with every prompt evaluated from scratch (no prefix reused between
+cards): the gain of reusing the instructions' KV state, as a ratio. With `--server`, the first
+model through `python -m llama_cpp.server` on 127.0.0.1, with --jobs 1 and 2.
 
-    python bench/speed.py [--repo PATH --range A..B] [--adapter both|on|off] [--pairs N]
-                          [--no-server]
+    python bench/speed.py [--repo PATH --range A..B] [--models coder,small] [--pairs N]
+                          [--threads N] [--server]
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import argparse
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import fixture_clone, median
 
 from prsum.config import resolve_settings
+from prsum.llm.llama import LlamaBackend
 from prsum.llm.models import resolve_model
 from prsum.pipeline import Summarizer
 from prsum.types import Card, RangeQuery
@@ -37,10 +40,9 @@ from tests import llama_server
 
 @dataclass
 class Measured:
-    """The fresh runs of one variant, and its cached re-run."""
+    """The fresh runs of one model, and its cached re-run."""
 
-    label: str
-    adapter: bool
+    model: str
     walls: list[float] = field(default_factory=list)
     cards: list[Card] = field(default_factory=list)  # of the last fresh run
     cached: float = 0.0
@@ -51,15 +53,9 @@ class Measured:
         return median(self.walls) / len(self.cards)
 
 
-def run(
-    repo: Path, spec: str, cache_dir: Path, adapter: bool, **flags: object
-) -> tuple[float, list[Card]]:
+def run(repo: Path, spec: str, cache_dir: Path, **flags: object) -> tuple[float, list[Card]]:
     settings = resolve_settings(
-        {
-            "repo": str(repo),
-            "adapter": "true" if adapter else "false",
-            **{name: value for name, value in flags.items() if value is not None},
-        },
+        {"repo": str(repo), **{name: value for name, value in flags.items() if value is not None}},
         env={"PRSUM_CACHE_DIR": str(cache_dir)},
     )
     started = time.perf_counter()
@@ -67,6 +63,14 @@ def run(
     discovery = summarizer.discover(RangeQuery(spec))
     cards = [result for result in summarizer.cards(discovery.entries) if isinstance(result, Card)]
     return time.perf_counter() - started, cards
+
+
+def fresh_cache(root: Path, name: str, models: Path) -> Path:
+    """A fresh card cache that shares the prepared model files."""
+    cache = root / name
+    cache.mkdir()
+    (cache / "models").symlink_to(models)
+    return cache
 
 
 def main() -> None:
@@ -77,63 +81,64 @@ def main() -> None:
         "--repo", type=Path, help="a clone (default: typer from ../shared/fixtures)"
     )
     parser.add_argument("--range", default="0.26.8..0.27.1")
-    parser.add_argument("--adapter", choices=["both", "on", "off"], default="both")
-    parser.add_argument("--pairs", type=int, default=2, help="fresh runs of each variant")
-    parser.add_argument("--no-server", action="store_true", help="skip the server backend rows")
+    parser.add_argument("--models", default="coder,small", help="embedded models, comma-separated")
+    parser.add_argument("--pairs", type=int, default=2, help="fresh runs of each model")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
+    parser.add_argument("--server", action="store_true", help="add the server backend rows")
     args = parser.parse_args()
-    variants = [
-        Measured(label, adapter)
-        for label, adapter in (
-            ("tuned (adapter, whole)", True),
-            ("base (no adapter, fields)", False),
-        )
-        if args.adapter in ("both", "on" if adapter else "off")
-    ]
+    variants = [Measured(name) for name in args.models.split(",")]
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         repo = args.repo or fixture_clone("typer", root)
-        cache = root / "model-cache"
-        # The default model is assembled, optimized and merged with the adapter once per
-        # machine: not part of a run.
-        settings = resolve_settings({}, env={"PRSUM_CACHE_DIR": str(cache)})
-        served_model = resolve_model(replace(settings, adapter=variants[0].adapter)).path
-        resolve_model(replace(settings, adapter=variants[-1].adapter))
+        models = root / "model-cache" / "models"
+        # Each model is assembled (optimized, merged with its adapter) once per machine: not
+        # part of a run.
+        prepared = [
+            resolve_model(
+                resolve_settings(
+                    {"model": variant.model}, env={"PRSUM_CACHE_DIR": str(models.parent)}
+                )
+            ).path
+            for variant in variants
+        ]
+        models.mkdir(parents=True, exist_ok=True)
+        flags = {"threads": args.threads}
         for index in range(args.pairs):
             for variant in variants:
-                run_cache = root / f"run-{variant.adapter}-{index}"
-                # A fresh card cache; the prepared model file is shared.
-                run_cache.mkdir()
-                (run_cache / "models").symlink_to(cache / "models")
-                seconds, variant.cards = run(repo, args.range, run_cache, variant.adapter)
+                cache = fresh_cache(root, f"run-{variant.model}-{index}", models)
+                seconds, variant.cards = run(repo, args.range, cache, model=variant.model, **flags)
                 variant.walls.append(seconds)
         for variant in variants:
-            run_cache = root / f"run-{variant.adapter}-{args.pairs - 1}"
-            variant.cached, again = run(repo, args.range, run_cache, variant.adapter)
+            cache = root / f"run-{variant.model}-{args.pairs - 1}"
+            variant.cached, again = run(repo, args.range, cache, model=variant.model, **flags)
             variant.from_cache = sum(card.timing.cached for card in again)
-        served = (
-            {}
-            if args.no_server
-            else server_runs(
-                repo,
-                args.range,
-                served_model,
-                variants[0].adapter,
-                root,
-            )
-        )
-    print(f"range {args.range}: {len(variants[0].cards)} cards, {args.pairs} fresh runs each")
+        first = variants[0]
+        # Every prompt evaluated whole: what reusing the instructions' KV state saves.
+        reuse = LlamaBackend._reused_prefix
+        LlamaBackend._reused_prefix = lambda self, tokens: 0  # type: ignore[method-assign]
+        try:
+            cache = fresh_cache(root, "no-reuse", models)
+            unreused, _ = run(repo, args.range, cache, model=first.model, **flags)
+        finally:
+            LlamaBackend._reused_prefix = reuse  # type: ignore[method-assign]
+        served = server_runs(repo, args.range, prepared[0], root) if args.server else {}
+    print(f"range {args.range}: {len(first.cards)} cards, {args.pairs} fresh runs each")
     for variant in variants:
         report(variant)
-    if len(variants) == 2:
-        ratios = [a / b for a, b in zip(variants[0].walls, variants[1].walls, strict=True)]
+    for other in variants[1:]:
+        ratios = [a / b for a, b in zip(first.walls, other.walls, strict=True)]
         print(
-            f"\ntuned / base, seconds per card   {median(ratios):.2f}  "
+            f"\n{first.model} / {other.model}, seconds per card   {median(ratios):.2f}  "
             f"(per pair: {', '.join(f'{r:.2f}' for r in ratios)})"
         )
+    print(
+        f"{first.model} without prefix reuse / with it   {unreused / first.walls[-1]:.2f}  "
+        f"(wall {unreused:.1f} s against {first.walls[-1]:.1f} s)"
+    )
     for jobs, (seconds, count) in served.items():
         print(
             f"server, --jobs {jobs}                 {seconds / count:.2f} s per card  "
-            f"(wall {seconds:.1f} s, {variants[0].per_card / (seconds / count):.2f}x the embedded "
+            f"(wall {seconds:.1f} s, {first.per_card / (seconds / count):.2f}x the embedded "
             "run's speed)"
         )
 
@@ -141,11 +146,12 @@ def main() -> None:
 def report(variant: Measured) -> None:
     cards = variant.cards
     model_seconds = sum(card.timing.seconds for card in cards)
+    prompt_seconds = sum(card.timing.prompt_seconds for card in cards)
     sent = sum(card.timing.prompt_tokens_sent for card in cards)
     evaluated = sum(card.timing.prompt_tokens_evaluated for card in cards)
     completion = sum(card.timing.completion_tokens for card in cards)
     fresh = median(variant.walls)
-    print(f"\n{variant.label}")
+    print(f"\n{variant.model} ({cards[0].model.strategy}, {cards[0].coverage.view} view)")
     print(
         f"  seconds per card              {variant.per_card:.2f}  "
         f"(wall {', '.join(f'{w:.1f}' for w in variant.walls)} s)"
@@ -157,6 +163,11 @@ def report(variant: Measured) -> None:
     )
     print(f"  completion tokens             {completion}")
     print(
+        f"  prefill, decode               {evaluated / prompt_seconds:.0f}, "
+        f"{completion / (model_seconds - prompt_seconds):.1f} tokens/s "
+        f"({prompt_seconds:.0f} s and {model_seconds - prompt_seconds:.0f} s of the model's time)"
+    )
+    print(
         f"  wall / model time             {variant.walls[-1] / model_seconds:.2f}  "
         f"(model {model_seconds:.1f} s; target <= 1.10)"
     )
@@ -166,11 +177,9 @@ def report(variant: Measured) -> None:
     )
 
 
-def server_runs(
-    repo: Path, spec: str, model: Path, tuned: bool, scratch: Path
-) -> dict[int, tuple[float, int]]:
-    """Fresh runs (no cache) through llama_cpp.server on 127.0.0.1, with one and two jobs;
-    `tuned`: `model` has prsum's adapter merged in."""
+def server_runs(repo: Path, spec: str, model: Path, scratch: Path) -> dict[int, tuple[float, int]]:
+    """Fresh runs (no cache) through llama_cpp.server on 127.0.0.1 serving `model` as the
+    embedded backend uses it, with one and two jobs."""
     results: dict[int, tuple[float, int]] = {}
     with (scratch / "server.log").open("w") as log:
         process, url = llama_server.start(model, log)
@@ -180,15 +189,10 @@ def server_runs(
                     repo,
                     spec,
                     scratch / f"server-{jobs}",
-                    False,
                     backend="openai",
                     base_url=url,
                     jobs=jobs,
                     cache="false",
-                    # The served default model with prsum's adapter writes whole cards.
-                    strategy="whole" if tuned else "fields",
-                    # As the embedded tuned model: no chunk notes, which it was not trained on.
-                    map_chunks="0" if tuned else None,
                 )
                 results[jobs] = (seconds, len(cards))
         finally:

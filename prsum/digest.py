@@ -153,9 +153,17 @@ def digest_file(diff: FileDiff) -> FileDigest:
         return replace(digest_patch(diff.path, diff.patch), unparsed=unparsed)
     changes = diff.parsed.definitions
 
-    def named(status: DefinitionStatus) -> tuple[str, ...]:
-        names = dict.fromkeys(change.name for change in changes if change.status == status)
+    def named(status: DefinitionStatus, besides: tuple[str, ...] = ()) -> tuple[str, ...]:
+        names = dict.fromkeys(
+            change.name
+            for change in changes
+            if change.status == status and change.name not in besides
+        )
         return tuple(names)[:_MAX_NAMES]
+
+    # A name both added and changed in one file is two definitions of one name (test callbacks
+    # such as `start`): "changes `start`" would say an existing one changed. Judged false.
+    added = named("added")
 
     renamed = tuple(
         dict.fromkeys(
@@ -163,15 +171,26 @@ def digest_file(diff: FileDiff) -> FileDigest:
         )
     )
     return FileDigest(
-        diff.path, named("added"), named("changed"), named("removed"), renamed[:_MAX_NAMES]
+        diff.path, added, named("changed", added), named("removed"), renamed[:_MAX_NAMES]
     )
 
 
 def touched_definitions(diff: FileDiff) -> set[str]:
-    """Every definition a file's change adds, renames or changes."""
-    if diff.parsed is None:
-        return set(digest_patch(diff.path, diff.patch).names)
-    return {change.name for change in diff.parsed.definitions if change.status != "removed"}
+    """Every definition of the product's source a file's change adds, renames or changes, by
+    its qualified name, where the parser read the file: a card says a later PR touched it
+    again. (Simple names from tests and the line rule's hunk headers, a test callback's
+    `start` or a function named above a hunk, made such sentences false.)"""
+    if diff.parsed is None or file_kind(diff.path) != "source":
+        return set()
+    return {change.qualified for change in diff.parsed.definitions if change.status != "removed"}
+
+
+def within(name: str, definitions: set[str]) -> bool:
+    """Whether the qualified `name` is one of `definitions` or inside one (`Greeter.greet` is
+    inside `Greeter`, which a PR that adds the class touched whole)."""
+    return name in definitions or any(
+        name.startswith(f"{outer}{separator}") for outer in definitions for separator in (".", "::")
+    )
 
 
 # --- the parser's account -------------------------------------------------------------------

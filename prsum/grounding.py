@@ -12,9 +12,7 @@ from prsum.types import FileDiff, PullRequest
 _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w./:-]*")
-_PROSE = re.compile(r"^\s|[.!?]\s|[。！？]")  # in backticks: not a name but a sentence
 _CALL = re.compile(r"([^()\s]+)\([^()]*\)")  # a call with its arguments: `name(x, y)`
-_LOOSE_END = re.compile(r"\s$|[.,;:][()]*$")  # a name's end that is its sentence's
 
 
 @dataclass(frozen=True)
@@ -46,23 +44,12 @@ class Evidence:
     def knows(self, name: str) -> bool:
         """Whether the PR contains `name`, as a path or in its text, the sentence's punctuation
         after it aside; a call (`name()`, `name(x)`) where the PR calls or defines `name`
-        (`called`). A model refused the closing backtick of a name tries `name(`, `name)` or
-        `name()` next: none of them is known for a name the PR only mentions."""
+        (`called`): "`x()`" said of a name the PR only mentions would call it a function."""
         core = name.strip().rstrip(".,;:")
         if not core:
             return False
         call = _CALL.fullmatch(core)
         return core in self.paths or core in self.text or bool(call and self.called(call.group(1)))
-
-    def begins(self, start: str) -> bool:
-        """Whether a name may begin with `start` as written: it occurs in the PR's text, or it
-        is a call being opened (`name(`, `name()`) of a name the PR calls or defines. Stricter
-        than `knows`, which forgives a finished name the space and punctuation of the sentence
-        around it."""
-        callee = re.sub(r"\(\)?$", "", start)
-        if callee != start:
-            return bool(callee) and (start in self.text or self.called(callee))
-        return bool(start) and start in self.text
 
     def called(self, name: str) -> bool:
         """Whether the PR calls or defines `name`: `name(`, `name<…>(` (generics), `name = (`
@@ -156,38 +143,3 @@ def _tidy(text: str) -> str:
 def cited_names(text: str) -> list[str]:
     """The names a text cites: backticked spans and bare paths."""
     return [*_BACKTICKED.findall(text), *_BARE_PATH.findall(text)]
-
-
-def cites_only_known(
-    written: str,
-    piece: str,
-    knows: Callable[[str], bool],
-    begins: Callable[[str], bool] | None = None,
-) -> bool:
-    """Whether writing `piece` after `written` keeps each backticked name one that `knows`: a
-    name the piece closes must be known, and one it leaves open must be so far (`begins`, by
-    default `knows`, of a name's start: for a card, it occurs so in the PR's text). A quote or
-    a line break ends a JSON string or a line: a name must be closed before it, and none runs
-    on past it. Prose is no name: none starts with a space or holds the end of a sentence, and
-    none closes on a space or on a sentence's punctuation, `.,;:` (`knows` forgives them, but
-    the backticks after it would pair the wrong way)."""
-    begins = begins or knows
-    tail = written[max(written.rfind('"'), written.rfind("\n")) + 1 :]
-    ends = [at for at in (piece.find('"'), piece.find("\n")) if at >= 0]
-    text = tail + (piece[: min(ends)] if ends else piece)
-    if "`" not in text:
-        return True
-    parts = text.split("`")
-    if ends and len(parts) % 2 == 0:  # the string would end with a name still open
-        return False
-    offset = 0
-    for index, part in enumerate(parts):
-        closed = index < len(parts) - 1
-        # Names inside backticks are the odd parts; those wholly in `tail` were checked already.
-        if index % 2 and offset + len(part) + closed > len(tail):
-            if closed and (not part or _LOOSE_END.search(part)):
-                return False
-            if part and (_PROSE.search(part) or not (knows if closed else begins)(part)):
-                return False
-        offset += len(part) + 1
-    return True

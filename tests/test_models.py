@@ -378,29 +378,6 @@ def test_an_adapter_for_another_model_is_refused(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*t.gguf*"))  # nothing partial is left behind
 
 
-@pytest.mark.model
-def test_the_repeat_breaker_ends_a_greedy_loop(small_model: Path) -> None:
-    from prsum.llm import RepeatBreaker, Sampling
-    from prsum.llm.llama import LlamaBackend
-
-    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
-    phrase = "the parser splits the text into words and the renderer joins them back"
-    prompt = "Notes: " + f"{phrase}, " * 4  # the base model, greedy, goes on repeating it
-
-    def answer(sampling: Sampling, banned: tuple[str, ...] = ()) -> str:
-        return backend.complete(
-            prompt, max_tokens=96, stop=["\n\n"], sampling=sampling, banned_starts=banned
-        ).text
-
-    plain = answer(Sampling())
-    assert plain.startswith("\n") and plain.count(phrase) >= 3
-    # The prompt's copies do not count: the answer may say it once, not again.
-    assert answer(Sampling(breaker=RepeatBreaker())).count(phrase) <= 1
-    # Together with a banned start, both hold.
-    both = answer(Sampling(breaker=RepeatBreaker()), banned=("\n",))
-    assert not both.startswith("\n") and both.count(phrase) <= 1
-
-
 def test_without_gguf_the_merge_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -409,43 +386,3 @@ def test_without_gguf_the_merge_says_what_to_install(
     monkeypatch.setitem(sys.modules, "gguf", None)  # an import of it now fails
     with pytest.raises(ModelError, match=r"needs the gguf package: pip install"):
         merge_adapter(tmp_path / "m.gguf", tmp_path / "a.gguf", tmp_path / "t.gguf")
-
-
-@pytest.mark.model
-def test_the_citation_guard_holds_backticked_names_to_known_ones(small_model: Path) -> None:
-    from prsum.grounding import cited_names, cites_only_known
-    from prsum.llm import Sampling
-    from prsum.llm.llama import LlamaBackend
-
-    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
-    source = "def parse_text(text):\n    return text.split()\n"
-
-    def knows(name: str) -> bool:
-        return bool(name) and name.strip() in source
-
-    prompt = "Code review notes:\n- `load_config` reads the file.\n-"
-
-    def cited(sampling: Sampling) -> list[str]:
-        answer = backend.complete(prompt, max_tokens=40, stop=["\n\n"], sampling=sampling).text
-        return cited_names(answer)
-
-    assert any(not knows(name) for name in cited(Sampling()))  # greedy invents names here
-    guarded = cited(Sampling(allows=lambda written, piece: cites_only_known(written, piece, knows)))
-    assert guarded and all(knows(name) for name in guarded)
-
-
-@pytest.mark.model
-def test_the_guard_finds_an_allowed_token_far_below_the_likeliest(small_model: Path) -> None:
-    from prsum.llm import Sampling
-    from prsum.llm.llama import LlamaBackend
-
-    backend = LlamaBackend(small_model, ctx_cap=512, threads=2, sha256="0" * 64)
-
-    def opens_code(written: str, piece: str) -> bool:
-        return "`" in piece  # here ranked past the first thousand tokens (measured: ~1,500th)
-
-    prompt = "My favourite colour is"
-    plain = backend.complete(prompt, max_tokens=1, stop=["\n"]).text
-    only = Sampling(allows=opens_code)
-    guarded = backend.complete(prompt, max_tokens=1, stop=["\n"], sampling=only).text
-    assert "`" not in plain and "`" in guarded

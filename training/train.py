@@ -165,6 +165,7 @@ def main() -> None:
         default=0,
         help="stop after this long and keep what is trained (a device call has a time limit)",
     )
+    parser.add_argument("--learning-rate", type=positive, default=HYPERPARAMETERS["learning_rate"])
     parser.add_argument(
         "--zh-weight",
         type=positive,
@@ -182,6 +183,7 @@ def main() -> None:
         "alpha": 2 * args.rank,
         "tokens_per_batch": args.tokens_per_batch,
         "zh_weight": args.zh_weight,
+        "learning_rate": args.learning_rate,
     }
     device = torch.device(args.device)
     random.seed(h["seed"])
@@ -229,6 +231,8 @@ def main() -> None:
         "trainable_parameters": trainable,
         "steps": total_steps,
         "curve": [],
+        "steps_log": [],  # every step: its answer tokens' mean loss and gradient norm
+        "skipped_steps": [],  # steps whose loss or gradient was not finite: not applied
     }
     log["curve"].append({"step": 0, **validation_losses(model, valid, 65536)})
     print(json.dumps(log["curve"][-1]), flush=True)
@@ -242,12 +246,21 @@ def main() -> None:
             with torch.autocast(device.type, dtype=torch.bfloat16):
                 token_losses, token_weights = loss_of(model, ids, labels, mask, weights)
             ((token_losses * token_weights).sum() / token_weights.sum()).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), h["max_grad_norm"])
+            norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), h["max_grad_norm"]))
+            mean = float(token_losses.detach().mean())
+            step += 1
+            log["steps_log"].append([step, round(mean, 4), round(norm, 4), int(ids.shape[1])])
+            # One bad batch (an overflow) must not spoil the adapter: its update is dropped.
+            if not (math.isfinite(mean) and math.isfinite(norm)):
+                log["skipped_steps"].append(step)
+                optimizer.zero_grad(set_to_none=True)
+                scheduler.step()
+                continue
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             running += float(token_losses.detach().sum())
-            seen, step = seen + token_losses.numel(), step + 1
+            seen += token_losses.numel()
             if args.max_seconds and time.time() - started > args.max_seconds:
                 log["stopped_at_step"] = step
                 break

@@ -110,9 +110,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
 
 
 def facts_headline(card: CardInput) -> str:
-    """A headline from the title's convention and the first place to read."""
-    symbol = card.places[0].symbol if card.places else None
-    return prompts.fallback_headline(card.pr, card.facts, symbol, card.lang)
+    """A headline from the title's convention and the category."""
+    return prompts.fallback_headline(card.pr, card.facts, card.lang)
 
 
 def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "") -> CardBody:
@@ -204,6 +203,7 @@ def assemble(
             completion_tokens=usage.completion,
             seconds=round(usage.seconds, 3),
             prompt_tokens_sent=usage.sent,
+            prompt_seconds=round(usage.prompt_seconds, 3),
         ),
         lang=card.lang,
         provenance=provenance(card.pr, card.commits, card.extra),

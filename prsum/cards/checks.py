@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from prsum import prompts
@@ -47,10 +46,8 @@ _PHRASE_CHARACTERS = 5
 _PHRASE_WORDS = 4
 _PHRASE_TIMES = 3
 _CJK_RUN = re.compile(CJK.pattern + "+")
-_CJK_PHRASE = re.compile(CJK.pattern + f"{{{_PHRASE_CHARACTERS}}}")
 # A word with its digits ("v1.9.2"), so that a list of version bumps repeats no phrase.
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[.'’][A-Za-z0-9]+)*")
-_LAST_WORD = re.compile(r"[A-Za-z0-9]+$")
 # "from 1.24 to 1.24", "从 `x` 改为 `x`": a change of something into itself (a name or a
 # version, not "from time to time").
 _VALUE = r"(`[^`]+`|[A-Za-z_.-]*\d[A-Za-z0-9_.-]*|[A-Za-z]+ \d[A-Za-z0-9_.-]*)"
@@ -61,44 +58,6 @@ _SELF_CHANGE = {
         rf"从\s*{_VALUE}\s*(?:改为|改成|变为|换成|升到|升级到|升级为|提升到|移到|挪到|到)\s*{_SAME_VALUE}"
     ),
 }
-_CHANGE_START: dict[Language, str] = {"en": "from ", "zh": "从"}
-# A JSON escape, as the model writes it into its answer (`\\u2192`, `\\n`).
-_JSON_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,4}|.?)")
-
-
-def writes_unstated_number(text: str, added: str, stated: Collection[str]) -> bool:
-    """Whether `added`, written after `text`, finishes a number that is not in `stated` or
-    begins one that starts none of them: what `AnswerChecker.unsupported` would refuse, checked
-    as it is written (in the answer's JSON: an escape such as `\\u2192` holds no number). A
-    number still open at the end ("1.2", "1.2.") may grow into a stated one."""
-    text, written = _JSON_ESCAPE.sub(" ", text), _JSON_ESCAPE.sub(" ", text + added)
-    # From the number `text` ends in, if any: the one `added` may go on with.
-    for number in NUMBER.finditer(written, len(text.rstrip("0123456789."))):
-        rest = written[number.end() :]
-        value = number.group()
-        if rest in ("", "."):  # open: the number, or the sentence, may go on
-            grows = any(figure.startswith(value + rest) for figure in stated)
-            if not (grows or (rest and value in stated)):
-                return True
-        elif value not in stated:
-            return True
-    return False
-
-
-def changes_into_itself(text: str, added: str, lang: Language) -> bool:
-    """Whether `added`, written after `text`, finishes a change of something into itself ("from
-    1.2 to 1.2"): another thing `AnswerChecker.unsupported` would refuse. The second value is
-    finished by what follows it, as a number is: "from 3 to 3" may still become "from 3 to 30"."""
-    written = text + added
-    start = max(0, text.rfind(_CHANGE_START[lang]))  # the last change `text` began, if any
-    for change in _SELF_CHANGE[lang].finditer(written, start):
-        rest = written[change.end() :]
-        if rest in ("", "."):  # not finished yet
-            continue
-        # Where the value was finished: at the character after it, or after its period.
-        if change.end() + (rest[0] == "." and len(rest) > 1) >= len(text):
-            return True
-    return False
 
 
 def in_language(text: str, lang: Language) -> bool:
@@ -153,17 +112,6 @@ def stutters(text: str) -> bool:
     return any(_WORDY.search(run.group(1)) for run in _STUTTER.finditer(prose))
 
 
-def ends_stuttering(text: str) -> bool:
-    """Whether `text` ends in a stutter (`stutters`; its caller keeps to text outside code
-    spans): what a guard checks token by token."""
-    return any(
-        len(text) >= size * _STUTTER_TIMES
-        and text.endswith(text[-size:] * _STUTTER_TIMES)
-        and _WORDY.search(text[-size:])
-        for size in _STUTTER_SIZES
-    )
-
-
 def _piece_phrases(prose: str, lang: Language) -> list[str]:
     """The phrases of prose without code spans, in order: every five-character window of each
     CJK run (zh), every window of four words, lowercased (en)."""
@@ -194,29 +142,6 @@ def repeats_phrase(sentence: str, lang: Language) -> bool:
     return any(times >= _PHRASE_TIMES for times in Counter(_phrases(sentence, lang)).values())
 
 
-def ends_repeating_phrase(text: str, lang: Language) -> bool:
-    """Whether `text`, a summary being written outside a code span, ends on a phrase its last
-    sentence says for the third time: what a guard checks char by char. In en it checks at every
-    letter or digit, so it refuses a word as soon as it spells a third repeat ("hook" before
-    "hooks" too): stricter than `loops` by the rest of one word."""
-    if lang == "zh":
-        tail = text[-_PHRASE_CHARACTERS:]
-        if not _CJK_PHRASE.fullmatch(tail):
-            return False
-    else:
-        last_word = _LAST_WORD.search(text)
-        if last_word is None:
-            return False
-        tail = last_word.group()
-    # The phrase, or in en its last word, occurs three times anywhere (overlaps counted): a
-    # bound that lets most calls skip splitting the text into sentences.
-    if len(re.findall(f"(?={re.escape(tail.lower())})", text.lower())) < _PHRASE_TIMES:
-        return False
-    sentence = sentences(text, lang)[-1]
-    ending = _piece_phrases(_CODE_SPAN.split(sentence)[-1], lang)
-    return bool(ending) and _phrases(sentence, lang).count(ending[-1]) >= _PHRASE_TIMES
-
-
 def loops(text: str) -> bool:
     """A small model's loop: one code name said three times or more in one sentence (across
     a paragraph's sentences, the change's main function is rightly named again), a phrase said
@@ -236,13 +161,6 @@ def undecorated(text: str) -> str:
 def similar(text: str, other: str) -> bool:
     """Near-duplicates: a lesson that restates the summary tells the reader nothing new."""
     return difflib.SequenceMatcher(None, text, other).ratio() > 0.6
-
-
-def said_again(sentence: str, earlier: str) -> bool:
-    """A sentence a looping model says again, near word for word (parallel sentences about
-    different names are not)."""
-    mine, theirs = undecorated(sentence), undecorated(earlier)
-    return mine in theirs or difflib.SequenceMatcher(None, mine, theirs).ratio() > 0.85
 
 
 def pr_part(prompt: str, frame: str) -> str:

@@ -37,6 +37,7 @@ class Usage:
     evaluated: int = 0
     completion: int = 0
     seconds: float = 0.0
+    prompt_seconds: float = 0.0
 
     def add(self, completion: Completion) -> None:
         self.prompt_tokens = max(self.prompt_tokens, completion.prompt_tokens)
@@ -44,6 +45,7 @@ class Usage:
         self.evaluated += completion.prompt_tokens_evaluated
         self.completion += completion.completion_tokens
         self.seconds += completion.seconds
+        self.prompt_seconds += completion.prompt_seconds
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ backend's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -29,63 +29,17 @@ class Completion:
     prompt_tokens_evaluated: int
     completion_tokens: int
     seconds: float
-
-
-@dataclass(frozen=True)
-class RepeatBreaker:
-    """A "don't repeat yourself" (DRY) penalty over the answer's own tokens: a token that would
-    continue a stretch the answer already wrote, longer than `allowed` tokens, loses
-    `multiplier * base ** (length - allowed)` of its logit. A long repeat becomes unlikely fast,
-    while a name said twice costs little. Only the answer counts, not the prompt: repeating
-    the PR's own names is what a card should do (a repeat penalty over the prompt steers the
-    model away from them). A stretch does not cross a token with a quote or a newline in it,
-    so the JSON's own structure ("key": "…", list items) never counts as a repeat. The embedded
-    backend applies it; a server is sent none (llama.cpp's server scans the prompt too)."""
-
-    allowed: int = 10
-    multiplier: float = 0.8
-    base: float = 1.75
+    prompt_seconds: float = 0.0  # of `seconds`, evaluating the prompt (the rest: decoding)
 
 
 @dataclass(frozen=True)
 class Sampling:
-    """How to pick tokens: greedy by default, so that a card is the same on every run.
-
-    `allows(written, piece)`: where set, whether the answer, having written `written`, may go
-    on with a token whose text is `piece`. The embedded backend applies it token by token (a
-    card's answer is held to the PR's names and may not end its summary too soon: prsum.cards
-    .whole); a server is sent none, and its answer is only checked afterwards, as every
-    answer is.
-    """
+    """How to pick tokens: greedy by default, so that a card is the same on every run;
+    `repeat_penalty` (llama.cpp's, over the answer's last tokens) breaks a small base model's
+    loops in the field-by-field protocol."""
 
     temperature: float = 0.0
     repeat_penalty: float = 1.0
-    breaker: RepeatBreaker | None = None
-    allows: Callable[[str, str], bool] | None = None
-
-
-def repeat_penalties(
-    answer: Sequence[int], breaks: Callable[[int], bool], breaker: RepeatBreaker
-) -> dict[int, float]:
-    """The logit to take from each next token that would continue one of the answer's
-    repeats (`breaks(token)`: the token ends a stretch)."""
-    size = len(answer)
-    if size < 2 or breaks(answer[-1]):
-        return {}
-    penalties: dict[int, float] = {}
-    for end in range(size - 1):  # answer[: end + 1] ends as the answer does; answer[end + 1] next
-        length = 0
-        while (
-            length <= end
-            and answer[end - length] == answer[size - 1 - length]
-            and not breaks(answer[end - length])
-        ):
-            length += 1
-        if length >= breaker.allowed:
-            penalty = breaker.multiplier * breaker.base ** (length - breaker.allowed)
-            token = answer[end + 1]
-            penalties[token] = max(penalties.get(token, 0.0), penalty)
-    return penalties
 
 
 GREEDY = Sampling()

@@ -10,7 +10,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,7 @@ from prsum.llm import (
     ChatFormatSource,
     Completion,
     Message,
-    RepeatBreaker,
     Sampling,
-    repeat_penalties,
 )
 from prsum.types import ModelInfo
 
@@ -36,10 +34,6 @@ _FAMILY_CHAT_FORMATS = {"gemma": "gemma"}
 SEED = 42
 # llama.cpp's repeat penalty looks back this many tokens (its default, penalty_last_n).
 _PENALTY_WINDOW = 64
-# How far down the likeliest tokens the guard (`Sampling.allows`) looks for one it allows:
-# one by one, then in one ranking.
-_GUARD_CANDIDATES = 40
-_GUARD_DEPTH = 4096
 _log = logging.getLogger("prsum.llama")
 
 
@@ -217,10 +211,13 @@ class LlamaBackend:
         gpu_layers: int = 0,
         adapter: Path | None = None,
         adapter_sha256: str | None = None,
+        adapter_at_load: bool = False,
     ) -> None:
-        """`adapter`: prsum's LoRA adapter (GGUF), merged into `path` (prsum.llm.merge)."""
+        """`adapter`: prsum's LoRA adapter (GGUF), merged into `path` (prsum.llm.merge), or
+        applied by llama.cpp as the weights load (`adapter_at_load`)."""
         self._path = path
         self._adapter = adapter
+        self._lora = adapter if adapter_at_load else None
         self._adapter_sha256 = adapter_sha256
         self._gpu_layers = gpu_layers
         self._ctx_cap = ctx_cap
@@ -228,7 +225,6 @@ class LlamaBackend:
         self._sha256 = sha256
         self._vocab: Any = None
         self._model: Any = None
-        self._pieces: dict[int, str] = {}  # token -> its text, for the logits processors
 
     def _load(self, vocab_only: bool) -> Any:
         import llama_cpp
@@ -250,6 +246,7 @@ class LlamaBackend:
                     # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
                     swa_full=True,
                     seed=SEED,
+                    lora_path=None if vocab_only or self._lora is None else str(self._lora),
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -434,9 +431,9 @@ class LlamaBackend:
         banned_starts: Sequence[str] = (),
         sampling: Sampling = GREEDY,
     ) -> Completion:
-        """Greedy decoding, token by token, in our own loop: the logits processors (banned
-        starts, the repeat breaker, the guard), llama.cpp's repeat penalty over the answer's
-        last tokens, then the grammar, then the likeliest token. The grammar is asked only
+        """Greedy decoding, token by token, in our own loop: banned first tokens, llama.cpp's
+        repeat penalty over the answer's last tokens, then the grammar, then the likeliest
+        token. The grammar is asked only
         about that token, and shapes the whole vocabulary only when it refuses it (llama.cpp's
         own fast path; its sampler chain would filter all 150k+ candidates every token)."""
         room = self.context_size - len(tokens)
@@ -448,12 +445,9 @@ class LlamaBackend:
             raise GenerationError("the embedded backend decodes greedily (temperature 0)")
         llama = self._llama
         banned = [pieces[0] for pieces in map(self.continuation, banned_starts) if pieces]
-        processors = [
-            *([self._repeat_breaker(len(tokens), sampling.breaker)] if sampling.breaker else []),
-            *([self._guard(len(tokens), sampling.allows)] if sampling.allows else []),
-        ]
         started = time.perf_counter()
         reused = self._evaluate_prompt(tokens)
+        prompt_seconds = time.perf_counter() - started
         answer: list[int] = []
         text = ""
         hold = _GrammarHold(llama, grammar) if grammar else None
@@ -462,10 +456,6 @@ class LlamaBackend:
                 logits = self._last_logits()
                 if banned and not answer:
                     logits[banned] = -np.inf
-                if processors:
-                    ids = llama.input_ids[: llama.n_tokens]
-                    for process in processors:
-                        logits = process(ids, logits)
                 if sampling.repeat_penalty != 1.0 and answer:
                     _penalize_repeats(logits, answer, sampling.repeat_penalty)
                 token = int(np.argmax(logits))
@@ -490,6 +480,7 @@ class LlamaBackend:
             prompt_tokens_evaluated=len(tokens) - reused,
             completion_tokens=len(answer),
             seconds=time.perf_counter() - started,
+            prompt_seconds=prompt_seconds,
         )
 
     def _evaluate_prompt(self, tokens: list[int]) -> int:
@@ -505,7 +496,7 @@ class LlamaBackend:
         return reused
 
     def _last_logits(self) -> np.ndarray:
-        """The logits after the last evaluated token, as a copy our processors may change."""
+        """The logits after the last evaluated token, as a copy this loop may change."""
         import llama_cpp
 
         pointer = llama_cpp.llama_get_logits_ith(self._llama.ctx, -1)
@@ -520,62 +511,6 @@ class LlamaBackend:
         """The answer's text; an incomplete UTF-8 character at its end is left out for now."""
         text: bytes = self._llama.detokenize(answer)
         return text.decode("utf-8", errors="ignore")
-
-    def _piece(self, token: int) -> str:
-        """The text of one token (a lone byte of a longer character reads as U+FFFD)."""
-        piece = self._pieces.get(token)
-        if piece is None:
-            piece = self._tokenizer.detokenize([token]).decode("utf-8", errors="replace")
-            self._pieces[token] = piece
-        return piece
-
-    def _repeat_breaker(self, start: int, breaker: RepeatBreaker) -> Any:
-        """A logits processor applying `breaker` to the tokens generated after `start`."""
-
-        def breaks(token: int) -> bool:
-            piece = self._piece(token)
-            return '"' in piece or "\n" in piece
-
-        def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-            answer = input_ids[start:].tolist()
-            for token, penalty in repeat_penalties(answer, breaks, breaker).items():
-                scores[token] -= penalty
-            return scores
-
-        return process
-
-    def _guard(self, start: int, allows: Callable[[str, str], bool]) -> Any:
-        """A logits processor holding the tokens generated after `start` to `allows`.
-
-        It walks the likeliest tokens down until one is allowed and rules out those above it;
-        with greedy sampling that is exactly the likeliest allowed token. The first
-        `_GUARD_CANDIDATES` are found one argmax at a time (cheap); past them it ranks the
-        vocabulary once, down to `_GUARD_DEPTH`. If none is allowed, the model's own choice
-        stands (the card's checks judge it).
-        """
-
-        def process(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-            written = "".join(self._piece(token) for token in input_ids[start:].tolist())
-            ruled_out: list[tuple[int, float]] = []
-            for _ in range(_GUARD_CANDIDATES):
-                best = int(np.argmax(scores))
-                if allows(written, self._piece(best)):
-                    return scores
-                ruled_out.append((best, float(scores[best])))
-                scores[best] = -np.inf
-            # The model is set on something not allowed (a name run on past the PR's text,
-            # say): the likeliest allowed token further down, such as the closing backtick.
-            for token in np.argsort(-scores)[:_GUARD_DEPTH].tolist():
-                if allows(written, self._piece(token)):
-                    kept = scores[token]
-                    scores[:] = -np.inf
-                    scores[token] = kept
-                    return scores
-            for token, score in ruled_out:
-                scores[token] = score
-            return scores
-
-        return process
 
     def _last_logprobs(self) -> np.ndarray:
         import llama_cpp

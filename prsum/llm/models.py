@@ -31,7 +31,8 @@ _SOURCE_WORDS = {
 class ResolvedModel:
     path: Path
     reason: str
-    adapter: Path | None = None  # prsum's adapter, merged into `path` (an embedded model's own)
+    adapter: Path | None = None  # prsum's adapter (an embedded model's own)
+    adapter_at_load: bool = False  # applied by llama.cpp at load; else merged into `path`
 
 
 def _sha256_of(path: Path) -> str:
@@ -187,6 +188,8 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     reason = f"embedded model {model.name!r} ({how}): {model.title}"
     adapter = adapter_of(model)
     if settings.adapter and adapter is not None and adapter.is_file():
+        if not model.merge_adapter:
+            return ResolvedModel(path, f"{reason}; prsum's adapter {adapter.name}", adapter, True)
         return ResolvedModel(
             tuned(path, adapter, settings.cache_dir),
             f"{reason}; prsum's adapter {adapter.name} merged in",

@@ -367,15 +367,15 @@ PR_LAYOUTS: dict[str, Callable[..., str]] = {
 }
 
 
-def fallback_headline(pr: PullRequest, facts: Facts, symbol: str | None, lang: Language) -> str:
-    """A plain headline from facts, for when the model gives nothing usable."""
+def fallback_headline(pr: PullRequest, facts: Facts, lang: Language) -> str:
+    """A plain headline from facts, for when the model gives nothing usable. (A definition
+    named beside the file count, "改动 `main` 等 1 个文件", read as a file's name: judged false.)"""
     word = CATEGORY_WORDS[lang][facts.category]
     version = _VERSION.search(pr.title)
     if lang == "zh":
         if facts.category == "release" and version:
             return f"发布 {version.group(0)} 版本"
-        where = f" `{symbol}` 等 " if symbol else " "
-        return f"{word}：改动{where}{facts.files_changed} 个文件"
+        return f"{word}：改动 {facts.files_changed} 个文件"
     # The category says "add", "fix" or "bump": the title without its own verb says what.
     what = _LEADING_VERB.sub("", _DECORATION.sub("", _CONVENTION.sub("", pr.title))).strip()
     what = what or pr.title
@@ -415,20 +415,20 @@ _CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
 
 
 def verdict_sentence(verdict: Verdict, facts: Facts, lang: Language) -> str:
-    """Why the verdict, from facts: the opening of every summary."""
-    lines = facts.source_lines_changed
+    """Why the verdict, from facts: the opening of every summary. (No line count: what prsum
+    counts as source lines is not what a reader counts, and the card's header gives the sizes.)"""
     if lang == "zh":
         scale = {
             "skip": "，没有需要细读的逻辑",
-            "skim": f"，改动 {lines} 行源码，范围不大",
-            "deep": f"，改动 {lines} 行源码，触及核心逻辑",
+            "skim": "，范围不大",
+            "deep": "，触及核心逻辑",
         }[verdict]
         breaking = "，而且是破坏性变更" if facts.breaking.is_breaking else ""
         return f"{_CATEGORY_PHRASES['zh'][facts.category]}{scale}{breaking}。"
     scale = {
         "skip": ", with no logic that needs a close read",
-        "skim": f", {lines} source lines, limited in scope",
-        "deep": f", {lines} source lines that reach core logic",
+        "skim": ", limited in scope",
+        "deep": ", reaching core logic",
     }[verdict]
     breaking = ", and a breaking change" if facts.breaking.is_breaking else ""
     return f"{_CATEGORY_PHRASES['en'][facts.category]}{scale}{breaking}."

@@ -105,6 +105,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "seconds": card.timing.seconds,
             "cached": card.timing.cached,
             "prompt_tokens_sent": card.timing.prompt_tokens_sent,
+            "prompt_seconds": card.timing.prompt_seconds,
         },
     }
 
