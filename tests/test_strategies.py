@@ -127,6 +127,18 @@ def test_an_instruction_model_writes_to_the_cards_schema_from_a_system_turn(
     assert set(place["properties"]["symbol"]["enum"]) == {"parse", "render", None}
 
 
+def test_a_pr_without_code_to_point_at_gets_no_focus_place(repo: RepoBuilder) -> None:
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    repo.commit("Document the parser (#11)", {"README.md": "How to parse.\n"})
+    _, backend = whole_card(repo, {**GOOD, "focus": []}, chat_format="model")
+    (schema,) = backend.schemas
+    assert isinstance(schema, dict)
+    grammar = json_schema_to_gbnf(json.dumps(schema))
+    # An empty list, not any array (an array schema without items admits anything).
+    assert 'focus ::= "[]"' in grammar.splitlines()
+
+
 def test_an_instruction_models_card_is_checked_for_truth_only(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     untrue = "它还改了 `tokenize`。"  # a name the PR does not contain

@@ -98,7 +98,7 @@ def schema_card(card: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
         {**item, "symbol": item["symbol"] if item["symbol"] in offered[item["path"]] else None}
         for item in card["focus"]
         if item["path"] in offered
-    ][: properties["focus"]["maxItems"]]
+    ][: properties["focus"].get("maxItems", 0)]
     limit = properties["lessons"]["maxItems"]
     return {
         **card,

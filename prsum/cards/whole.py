@@ -119,9 +119,10 @@ def card_schema(card: CardInput) -> dict[str, Any]:
             "verdict": {"enum": list(allowed_verdicts(card.facts))},
             "minutes": {"type": "integer"},
             "summary": {"type": "string"},
+            # No place to offer: an empty list (an array schema without items allows any).
             "focus": {"type": "array", "maxItems": _MAX_FOCUS, "items": {"anyOf": places}}
             if places
-            else {"type": "array", "maxItems": 0},
+            else {"const": []},
             "lessons": items,
             "follow_ups": items,
         },
