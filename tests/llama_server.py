@@ -29,8 +29,12 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(model: Path, log: IO[str], ctx: int = 4096) -> tuple[subprocess.Popen[bytes], str]:
-    """The server running `model` on 127.0.0.1, once it answers; the process and its base URL."""
+def start(
+    model: Path, log: IO[str], ctx: int = 4096, chat_format: str | None = "gemma"
+) -> tuple[subprocess.Popen[bytes], str]:
+    """The server running `model` on 127.0.0.1, once it answers; the process and its base URL.
+    `chat_format` is the server's name for the model family's format (the small model, a base
+    model, has no template of its own); None uses the template inside the model."""
     port = _free_port()
     threads = str(len(os.sched_getaffinity(0)))
     process = subprocess.Popen(
@@ -38,8 +42,7 @@ def start(model: Path, log: IO[str], ctx: int = 4096) -> tuple[subprocess.Popen[
             *(sys.executable, __file__, "--model", str(model), "--host", "127.0.0.1"),
             *("--port", str(port), "--n_ctx", str(ctx), "--flash_attn", "true"),
             *("--n_threads", threads, "--n_threads_batch", threads),
-            # The model family's chat format: the default model, a base model, has no template.
-            *("--chat_format", "gemma"),
+            *(("--chat_format", chat_format) if chat_format else ()),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

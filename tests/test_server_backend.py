@@ -1,4 +1,4 @@
-"""The server backend against a real `python -m llama_cpp.server` running the default model."""
+"""The server backend against a real `python -m llama_cpp.server` running the embedded models."""
 
 from __future__ import annotations
 
@@ -19,21 +19,31 @@ from tests.test_render import SCHEMA
 from tests.test_strategies import assert_whole_cards_hold
 
 
-@pytest.fixture(scope="module")
-def llama_server(small_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The default model with prsum's adapter merged in (as embedded runs use it) behind
-    llama_cpp.server on 127.0.0.1; its base URL."""
-    adapter = adapter_of(EMBEDDED["small"])
-    assert adapter is not None
-    model = tuned(small_model, adapter, Path(os.environ["PRSUM_CACHE_DIR"]))
-    with (tmp_path_factory.mktemp("server") / "server.log").open("w") as log:
+def _served(model: Path, folder: Path, chat_format: str | None) -> Iterator[str]:
+    """`model` behind llama_cpp.server on 127.0.0.1 while the caller runs; its base URL."""
+    with (folder / "server.log").open("w") as log:
         try:
-            process, url = llama_server_script.start(model, log)
+            process, url = llama_server_script.start(model, log, chat_format=chat_format)
         except RuntimeError as exc:
             pytest.fail(f"{exc}: {Path(log.name).read_text()[-2000:]}")
         yield url
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def llama_server(small_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The small model with prsum's adapter merged in (as embedded runs use it), served."""
+    adapter = adapter_of(EMBEDDED["small"])
+    assert adapter is not None
+    model = tuned(small_model, adapter, Path(os.environ["PRSUM_CACHE_DIR"]))
+    yield from _served(model, tmp_path_factory.mktemp("server"), "gemma")
+
+
+@pytest.fixture(scope="module")
+def coder_server(coder_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The coder model, served with the chat template inside it."""
+    yield from _served(coder_model, tmp_path_factory.mktemp("coder-server"), None)
 
 
 @pytest.mark.model
@@ -55,7 +65,9 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
         "--strategy",
         "fields",
     )["cards"]
-    embedded = run_range(history.path, None, "--no-cache", "--strategy", "fields")["cards"]
+    embedded = run_range(
+        history.path, None, "--model", "small", "--no-cache", "--strategy", "fields"
+    )["cards"]
 
     assert [card["pr"] for card in served] == [card["pr"] for card in embedded]
     for card, twin in zip(served, embedded, strict=True):
@@ -82,13 +94,14 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
 @pytest.mark.model
 def test_whole_cards_through_the_servers_chat_endpoint(
     history: RepoBuilder,  # noqa: F811
-    llama_server: str,
+    coder_server: str,
 ) -> None:
     document = run_range(
         history.path,
         None,
-        *("--backend", "openai", "--base-url", llama_server, "--strategy", "whole"),
-        "--no-cache",
+        *("--backend", "openai", "--base-url", coder_server, "--no-cache"),
+        spec="v0..main~2",
     )
+    assert all(card["model"]["strategy"] == "whole" for card in document["cards"])
     assert_whole_cards_hold(document["cards"], history, base_model=False)
     assert any("summary" in card["card"]["by_model"] for card in document["cards"])

@@ -55,8 +55,9 @@ def test_the_profile_and_strategy_follow_the_backends_capabilities() -> None:
     ]
     assert choose_strategy("whole", family, PROFILES["small-base"]) == "whole"
     assert choose_strategy("fields", served, PROFILES["instruct"]) == "fields"
-    assert for_strategy(PROFILES["instruct"], "fields").name == "base"
-    assert for_strategy(PROFILES["small-base"], "whole").name == "small-tuned"
+    assert for_strategy(PROFILES["instruct"], "fields", big).name == "base"
+    assert for_strategy(PROFILES["small-tuned"], "fields", small).name == "small-base"
+    assert for_strategy(PROFILES["small-base"], "whole", small).name == "small-tuned"
     with pytest.raises(ConfigError, match="chat format"):
         choose_strategy("whole", base, PROFILES["small-base"])
 

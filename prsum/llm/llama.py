@@ -211,13 +211,10 @@ class LlamaBackend:
         gpu_layers: int = 0,
         adapter: Path | None = None,
         adapter_sha256: str | None = None,
-        adapter_at_load: bool = False,
     ) -> None:
-        """`adapter`: prsum's LoRA adapter (GGUF), merged into `path` (prsum.llm.merge), or
-        applied by llama.cpp as the weights load (`adapter_at_load`)."""
+        """`adapter`: prsum's LoRA adapter (GGUF), already merged into `path` (prsum.llm.merge)."""
         self._path = path
         self._adapter = adapter
-        self._lora = adapter if adapter_at_load else None
         self._adapter_sha256 = adapter_sha256
         self._gpu_layers = gpu_layers
         self._ctx_cap = ctx_cap
@@ -246,7 +243,6 @@ class LlamaBackend:
                     # Gemma 3's sliding-window cache otherwise corrupts a reused prompt prefix.
                     swa_full=True,
                     seed=SEED,
-                    lora_path=None if vocab_only or self._lora is None else str(self._lora),
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:

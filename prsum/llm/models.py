@@ -31,8 +31,7 @@ _SOURCE_WORDS = {
 class ResolvedModel:
     path: Path
     reason: str
-    adapter: Path | None = None  # prsum's adapter (an embedded model's own)
-    adapter_at_load: bool = False  # applied by llama.cpp at load; else merged into `path`
+    adapter: Path | None = None  # prsum's adapter (an embedded model's own), merged into `path`
 
 
 def _sha256_of(path: Path) -> str:
@@ -188,8 +187,6 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     reason = f"embedded model {model.name!r} ({how}): {model.title}"
     adapter = adapter_of(model)
     if settings.adapter and adapter is not None and adapter.is_file():
-        if not model.merge_adapter:
-            return ResolvedModel(path, f"{reason}; prsum's adapter {adapter.name}", adapter, True)
         return ResolvedModel(
             tuned(path, adapter, settings.cache_dir),
             f"{reason}; prsum's adapter {adapter.name} merged in",
