@@ -1,7 +1,9 @@
 """How well does each claim check tell false sentences from true ones? Measured on the
 claim-level review's judged cards (bench/judge): each reviewer's claim is placed in the card
 sentence it quotes most of, a sentence is false when any claim in it was judged F, and every
-check (prsum.cards.claims) is run on every sentence against the PR's diff.
+check is run on every sentence against the PR: the truth checks of an instruction model's
+card (`AnswerChecker.untrue`, against the PR's whole text and the card prompt's worked
+example) and the structural ones (prsum.cards.claims).
 
 Per check: sentences flagged, precision (the share of them that were false), recall (the share
 of false sentences it flags); then the false-claim share of the cards before and after the
@@ -28,9 +30,12 @@ import judge
 from eval import fixture
 from review import card_hash
 
-from prsum.cards.checks import sentences
+from prsum import prompts
+from prsum.cards.checks import NUMBER, AnswerChecker, sentences
 from prsum.cards.claims import DiffSides, contradiction
+from prsum.cards.explain import RuleLog
 from prsum.config import resolve_settings
+from prsum.grounding import Evidence
 from prsum.pipeline import Summarizer
 
 TEXT_FIELDS = ("summary", "lessons", "follow_ups")
@@ -75,6 +80,7 @@ def main() -> None:
     after = Counter[str]()
     summarizers: dict[str, Summarizer] = {}
     sides_of: dict[str, DiffSides] = {}
+    checkers: dict[tuple[str, str], AnswerChecker] = {}
     by_system: dict[str, Counter[str]] = defaultdict(Counter)
     with tempfile.TemporaryDirectory() as scratch:
         for card in cards:
@@ -91,6 +97,14 @@ def main() -> None:
                 summarizer = summarizers[repo]
                 read = summarizer.read(summarizer.history.find_pr(card["sha"]))
                 sides_of[card["sha"]] = DiffSides.of(read.pr, read.diffs)
+                evidence = Evidence.of(read.pr, read.diffs)
+                for lang in ("zh", "en"):
+                    frame = prompts.frame(lang, "card")
+                    checker = AnswerChecker.for_card(
+                        lang, frame, frame + evidence.text, read.pr, evidence, RuleLog()
+                    )
+                    checker.stated_numbers |= set(NUMBER.findall(evidence.text))
+                    checkers[card["sha"], lang] = checker
             parts = card_sentences(card)
             labels: dict[int, list[str]] = defaultdict(list)
             for claim in judgment.claims:
@@ -100,7 +114,12 @@ def main() -> None:
             for index, (_, sentence) in enumerate(parts):
                 false = "F" in labels[index]
                 false_sentences += false
-                rule = contradiction(sentence, card["lang"], sides_of[card["sha"]])
+                untrue = checkers[card["sha"], card["lang"]].untrue(sentence)
+                rule = (
+                    "untrue." + "-".join(untrue.split()[:4])
+                    if untrue
+                    else contradiction(sentence, card["lang"], sides_of[card["sha"]])
+                )
                 if rule is not None:
                     flagged[rule] += 1
                     flagged_false[rule] += false

@@ -288,22 +288,16 @@ def score(
 def review_card(card: Card, reference: dict[str, Any], system: str) -> dict[str, Any]:
     """The card as the claim-level review reads it (bench/judge): its text fields, and the
     rules' record of what they refused or dropped."""
-    body = card.body
+    body = card_to_dict(card)["card"]
+    for internal in ("ungrounded_removed", "headline_by_model"):
+        del body[internal]
     return {
         "system": system,
         "repo": reference["repo"],
         "sha": reference["sha"],
         "number": card.pr.number,
         "lang": card.lang,
-        "headline": body.headline,
-        "verdict": body.verdict,
-        "minutes": body.minutes,
-        "summary": body.summary,
-        "focus": [{"path": f.path, "symbol": f.symbol, "why": f.why} for f in body.focus],
-        "lessons": list(body.lessons),
-        "follow_ups": list(body.follow_ups),
-        "by_model": list(body.by_model),
-        "dropped": [vars(event) for event in body.dropped],
+        **body,
         "seconds": card.timing.seconds,
     }
 
@@ -362,7 +356,7 @@ def main() -> None:
     langs = list(dict.fromkeys(args.lang or ["zh", "en"]))
     adapters = {"both": [True, False], "on": [True], "off": [False]}[args.adapter]
     own_model = bool(args.model) and args.model not in EMBEDDED
-    if args.facts_only or own_model:
+    if args.facts_only or own_model or args.strategy == "facts":  # one model, or none at all
         adapters = [False] if own_model else [True]
     variants = [
         Variant(lang, adapter, own_model=own_model) for lang in langs for adapter in adapters

@@ -2,7 +2,8 @@
 side; then from the cache; then without the KV cache's prefix reuse; optionally through a
 server.
 
-For each model (`--models`, default `coder,small`: the 1.5B coder and the small tuned model),
+For each model (`--models`, default `coder,small`: the 1.5B coder and the small tuned model;
+`coder:no-adapter` is the coder without prsum's adapter),
 fresh runs alternate, `--pairs` times, so all see the same machine: seconds per card (median
 over the runs) and their ratio; prompt tokens sent against those llama.cpp actually evaluated
 (the rest came from its KV cache), prefill and decode speed (tokens per second of each phase);
@@ -43,6 +44,24 @@ class Measured:
     """The fresh runs of one model, and its cached re-run."""
 
     model: str
+    adapter: bool = True  # prsum's adapter for the model, where it has one
+
+    @classmethod
+    def named(cls, spec: str) -> Measured:
+        """`coder`, or `coder:no-adapter` for the model without prsum's adapter."""
+        model, _, option = spec.partition(":")
+        if option not in ("", "no-adapter"):
+            raise SystemExit(f"{spec}: the only option is ':no-adapter'")
+        return cls(model, adapter=not option)
+
+    @property
+    def label(self) -> str:
+        return self.model if self.adapter else f"{self.model}:no-adapter"
+
+    @property
+    def flags(self) -> dict[str, str]:
+        return {"model": self.model, "adapter": "true" if self.adapter else "false"}
+
     walls: list[float] = field(default_factory=list)
     cards: list[Card] = field(default_factory=list)  # of the last fresh run
     cached: float = 0.0
@@ -86,7 +105,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--server", action="store_true", help="add the server backend rows")
     args = parser.parse_args()
-    variants = [Measured(name) for name in args.models.split(",")]
+    variants = [Measured.named(spec) for spec in args.models.split(",")]
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         repo = args.repo or fixture_clone("typer", root)
@@ -95,9 +114,7 @@ def main() -> None:
         # part of a run.
         prepared = [
             resolve_model(
-                resolve_settings(
-                    {"model": variant.model}, env={"PRSUM_CACHE_DIR": str(models.parent)}
-                )
+                resolve_settings(variant.flags, env={"PRSUM_CACHE_DIR": str(models.parent)})
             ).path
             for variant in variants
         ]
@@ -105,12 +122,12 @@ def main() -> None:
         flags = {"threads": args.threads}
         for index in range(args.pairs):
             for variant in variants:
-                cache = fresh_cache(root, f"run-{variant.model}-{index}", models)
-                seconds, variant.cards = run(repo, args.range, cache, model=variant.model, **flags)
+                cache = fresh_cache(root, f"run-{variant.label}-{index}", models)
+                seconds, variant.cards = run(repo, args.range, cache, **variant.flags, **flags)
                 variant.walls.append(seconds)
         for variant in variants:
-            cache = root / f"run-{variant.model}-{args.pairs - 1}"
-            variant.cached, again = run(repo, args.range, cache, model=variant.model, **flags)
+            cache = root / f"run-{variant.label}-{args.pairs - 1}"
+            variant.cached, again = run(repo, args.range, cache, **variant.flags, **flags)
             variant.from_cache = sum(card.timing.cached for card in again)
         first = variants[0]
         # Every prompt evaluated whole: what reusing the instructions' KV state saves.
@@ -118,7 +135,7 @@ def main() -> None:
         LlamaBackend._reused_prefix = lambda self, tokens: 0  # type: ignore[method-assign]
         try:
             cache = fresh_cache(root, "no-reuse", models)
-            unreused, _ = run(repo, args.range, cache, model=first.model, **flags)
+            unreused, _ = run(repo, args.range, cache, **first.flags, **flags)
         finally:
             LlamaBackend._reused_prefix = reuse  # type: ignore[method-assign]
         served = server_runs(repo, args.range, prepared[0], root) if args.server else {}
@@ -128,11 +145,11 @@ def main() -> None:
     for other in variants[1:]:
         ratios = [a / b for a, b in zip(first.walls, other.walls, strict=True)]
         print(
-            f"\n{first.model} / {other.model}, seconds per card   {median(ratios):.2f}  "
+            f"\n{first.label} / {other.label}, seconds per card   {median(ratios):.2f}  "
             f"(per pair: {', '.join(f'{r:.2f}' for r in ratios)})"
         )
     print(
-        f"{first.model} without prefix reuse / with it   {unreused / first.walls[-1]:.2f}  "
+        f"{first.label} without prefix reuse / with it   {unreused / first.walls[-1]:.2f}  "
         f"(wall {unreused:.1f} s against {first.walls[-1]:.1f} s)"
     )
     for jobs, (seconds, count) in served.items():
@@ -151,7 +168,7 @@ def report(variant: Measured) -> None:
     evaluated = sum(card.timing.prompt_tokens_evaluated for card in cards)
     completion = sum(card.timing.completion_tokens for card in cards)
     fresh = median(variant.walls)
-    print(f"\n{variant.model} ({cards[0].model.strategy}, {cards[0].coverage.view} view)")
+    print(f"\n{variant.label} ({cards[0].model.strategy}, {cards[0].coverage.view} view)")
     print(
         f"  seconds per card              {variant.per_card:.2f}  "
         f"(wall {', '.join(f'{w:.1f}' for w in variant.walls)} s)"

@@ -8,6 +8,7 @@ import pytest
 
 from prsum.cache import JsonStore
 from prsum.cards import CardWriter, clean_field, in_language
+from prsum.cards.checks import copied
 from prsum.errors import ConfigError
 from prsum.facts import compute_facts
 from prsum.grounding import Evidence, ground_text
@@ -271,3 +272,13 @@ def test_a_headline_from_facts_drops_the_titles_convention(repo: RepoBuilder, ti
     headline = prompts.fallback_headline(pr, facts, "en")
     assert "keep the parser's state" in headline
     assert "]" not in headline and "fix(" not in headline and "fix:" not in headline
+
+
+def test_text_lifted_from_the_prompts_example_is_found() -> None:
+    example = "`isExpired` 的边界：改动的边界条件。Time comparisons at a boundary deserve a test."
+    pr = "修改 `parse`：空输入时报错。"
+    assert copied("改动的边界条件", pr, example, "zh")  # a whole short field
+    assert copied("It says time comparisons at a boundary deserve a test.", pr, example, "en")
+    assert not copied("修改 `parse`", pr, example, "zh")  # the PR's own words
+    assert not copied("边界", pr, example, "zh")  # too short to tell
+    assert not copied("空输入时报错，并新增测试。", pr, example, "zh")

@@ -8,6 +8,7 @@ held to the PR (grounding), provenance, coverage and timing.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -38,6 +39,8 @@ from prsum.types import (
 )
 
 FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
+# A test's own name: `test_parse`, `TestParse`, `parse_test`, `ParseTest`, `ParseSpec`.
+_TEST_NAME = re.compile(r"^(test|Test)|(_test|Test|Tests|Spec)$")
 # A card with no focus (a skip) still names the files of a PR this small.
 _NAMED_FILES = 3
 
@@ -85,6 +88,14 @@ def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]
     places = []
     for change in changes:
         digest = packed.digests[change.path]
+        if file_kind(change.path) == "test":
+            # In tests only the tests themselves are places to read: a callback inside one
+            # (a stream's `start`) was judged false as "the place to read".
+            digest = replace(
+                digest,
+                added=tuple(filter(_TEST_NAME.search, digest.added)),
+                changed=tuple(filter(_TEST_NAME.search, digest.changed)),
+            )
         symbol = max(digest.names, key=lambda name: relevance(words, "", (name,)), default=None)
         places.append(Focus(change.path, prompts.focus_reason(digest, change, lang), symbol))
     return places

@@ -169,8 +169,12 @@ def pr_part(prompt: str, frame: str) -> str:
 
 
 def copied(text: str, pr_text: str, frame: str, lang: Language) -> bool:
-    """Whether `text` lifts a run from the prompt's frame (its examples) that the PR lacks."""
+    """Whether `text` lifts a run from the prompt's frame (its examples) that the PR lacks; a
+    text shorter than the run, but at least half as long, counts whole (a focus reason copied
+    from the example, "改动的边界条件", was judged false)."""
     window = 8 if lang == "zh" else 24
+    if window // 2 <= len(text) < window:
+        window = len(text)
     pieces = (text[start : start + window] for start in range(max(0, len(text) - window) + 1))
     return any(len(piece) == window and piece in frame and piece not in pr_text for piece in pieces)
 
@@ -243,9 +247,13 @@ class AnswerChecker:
 
     def untrue(self, text: str) -> str | None:
         """What makes `text` untrue of the PR or unusable as written: a name the PR lacks, a
-        number it does not state, a change of something into itself, the wrong language."""
+        number it does not state, a change of something into itself, words lifted from the
+        prompt's worked example (they describe the invented PR, not this one), the wrong
+        language."""
         if unsupported := self.unsupported(text):
             return unsupported
+        if copied(text, self.pr_text, prompts.example_part(self.frame), self.lang):
+            return "copied from the example"
         if not in_language(text, self.lang):
             return "wrong language"
         return None

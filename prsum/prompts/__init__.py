@@ -156,6 +156,19 @@ def frame(lang: Language, strategy: str = "fields") -> str:
     return text.rstrip() + "\n\n"
 
 
+# Where a prompt's worked example begins: what comes after is about an invented PR.
+_EXAMPLE_HEADINGS = ("An example, for an invented pull request:", "一个例子（虚构的合并请求）：")
+
+
+def example_part(frame: str) -> str:
+    """The worked example of a prompt's frame (all of a field-by-field frame, which is
+    examples throughout)."""
+    for heading in _EXAMPLE_HEADINGS:
+        if heading in frame:
+            return frame[frame.index(heading) + len(heading) :]
+    return frame
+
+
 def allowed_verdicts_line(verdicts: Sequence[Verdict], lang: Language) -> str:
     """The verdicts the rubric leaves open for a PR, for the whole-card prompt."""
     if lang == "zh":
@@ -323,6 +336,8 @@ def pr_block(
 
 
 _MESSAGE_CHARS = 800
+# Files where a project tells its users what changed.
+_CHANGELOG = re.compile(r"(?i)(^|/)(changelog|changes|history|news|release[-_ ]?notes)[^/]*$")
 
 
 def pr_brief(
@@ -465,8 +480,8 @@ def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
             + separator.join(f"`{name}`" for name in digest.changed[:3])
         )
     size = f"+{change.added} −{change.deleted}" if zh else f"+{change.added} -{change.deleted}"
-    if not parts:
-        return f"改动最集中的地方（{size}）" if zh else f"where most of the change is ({size})"
+    if not parts:  # no definition to name: only the size ("where most of it is" was judged
+        return f"改动 {size}" if zh else f"changes {size}"  # false beside bigger test files)
     return "；".join(parts) + f"（{size}）" if zh else "; ".join(parts) + f" ({size})"
 
 
@@ -474,7 +489,8 @@ def follow_ups(pr: PullRequest, facts: Facts, lang: Language) -> list[str]:
     """What is left to do or to know, as history and measured facts show it."""
     zh = lang == "zh"
     items = [_related_phrase(related, lang) for related in pr.related]
-    if facts.breaking.is_breaking:
+    # A PR that writes its own changelog entry has warned its users already (judged false).
+    if facts.breaking.is_breaking and not any(_CHANGELOG.search(c.path) for c in pr.files):
         items.append(
             "在发布说明中提醒依赖旧行为的用户。"
             if zh
