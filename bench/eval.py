@@ -58,7 +58,7 @@ from _common import SHARED
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
-from prsum.profiles import EMBEDDED
+from prsum.profiles import DEFAULT_EMBEDDED, EMBEDDED
 from prsum.render import card_to_dict, verdict_opening
 from prsum.rubric import prior_verdict, reading_minutes
 from prsum.types import Card, Facts, FileDiff, PullRequest, RangeQuery
@@ -245,17 +245,17 @@ def locate(
 
 @dataclass(frozen=True)
 class Variant:
-    """One way of writing the cards: a language, and the default model with or without its
-    adapter (or the model given)."""
+    """One way of writing the cards: a language, and the model with or without prsum's
+    adapter (a model without one runs as it comes)."""
 
     lang: str
     adapter: bool
 
-    own_model: bool = False  # --model: neither the default nor its adapter
+    no_adapter: bool = False  # a model prsum has no adapter for: it runs as it comes
 
     @property
     def label(self) -> str:
-        return f"{self.lang} {'model' if self.own_model else 'tuned' if self.adapter else 'base'}"
+        return f"{self.lang} {'model' if self.no_adapter else 'tuned' if self.adapter else 'base'}"
 
 
 def score(
@@ -356,10 +356,11 @@ def main() -> None:
     langs = list(dict.fromkeys(args.lang or ["zh", "en"]))
     adapters = {"both": [True, False], "on": [True], "off": [False]}[args.adapter]
     own_model = bool(args.model) and args.model not in EMBEDDED
-    if args.facts_only or own_model or args.strategy == "facts":  # one model, or none at all
-        adapters = [False] if own_model else [True]
+    no_adapter = own_model or EMBEDDED[args.model or DEFAULT_EMBEDDED].adapter is None
+    if args.facts_only or no_adapter or args.strategy == "facts":  # one model, or none at all
+        adapters = [False] if no_adapter else [True]
     variants = [
-        Variant(lang, adapter, own_model=own_model) for lang in langs for adapter in adapters
+        Variant(lang, adapter, no_adapter=no_adapter) for lang in langs for adapter in adapters
     ]
     if args.facts_only:
         variants = variants[:1]

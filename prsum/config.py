@@ -56,7 +56,7 @@ class Settings:
     server_model: str | None = None  # the served model's name; None: the first the server lists
     jobs: int = 1  # cards written at once (server backend only)
     strategy: StrategySetting = "auto"  # how cards are written: prsum.cards.strategy
-    adapter: bool = True  # the default model with prsum's adapter (off: the base model)
+    adapter: bool = True  # an embedded model with prsum's adapter, where it has one
     api_key: str | None = field(default=None, repr=False)  # PRSUM_API_KEY only: never in files
     sources: Mapping[str, Source] = field(default_factory=dict)
     # `[tool.prsum]` keys of the target repository that were not applied, with why: the CLI

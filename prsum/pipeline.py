@@ -68,7 +68,7 @@ class _CardJob(NamedTuple):
 
 
 # Bump when the cached form of a card changes, or the same model writes a different card.
-CARD_CACHE_VERSION = "11"
+CARD_CACHE_VERSION = "12"
 
 
 @dataclass(frozen=True)

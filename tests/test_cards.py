@@ -8,11 +8,14 @@ import pytest
 
 from prsum.cache import JsonStore
 from prsum.cards import CardWriter, clean_field, in_language
+from prsum.cards.assembly import focus_places
 from prsum.cards.checks import copied
+from prsum.cards.packing import Packer, Usage
 from prsum.errors import ConfigError
 from prsum.facts import compute_facts
 from prsum.grounding import Evidence, ground_text
 from prsum.history import History
+from prsum.llm import GREEDY
 from prsum.types import Card
 from tests.conftest import RepoBuilder
 from tests.fakes import FakeBackend
@@ -282,3 +285,20 @@ def test_text_lifted_from_the_prompts_example_is_found() -> None:
     assert not copied("修改 `parse`", pr, example, "zh")  # the PR's own words
     assert not copied("边界", pr, example, "zh")  # too short to tell
     assert not copied("空输入时报错，并新增测试。", pr, example, "zh")
+
+
+def test_in_a_test_file_only_tests_are_places_to_read(repo: RepoBuilder) -> None:
+    """A callback in a test file (a stream's `start`) was judged false as the place to read."""
+    helper = "def start(stream):\n    return stream.open()\n"
+    test = "def test_reads(tmp_path):\n    assert start(tmp_path)\n"
+    repo.commit("Add the tests (#1)", {"tests/test_stream.py": helper + "\n\n" + test})
+    changed = helper.replace("open()", "open(mode='r')") + "\n\n" + test.replace("assert", "x =")
+    repo.commit("Read streams as text (#2)", {"tests/test_stream.py": changed})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    diffs = history.diff(pr)
+    packer = Packer(FakeBackend(), "en", "digest", "", 64, sampling=GREEDY)
+    packed = packer.pack(pr, compute_facts(pr, diffs), diffs, [], Evidence.of(pr, diffs), Usage())
+    (focus,) = focus_places(pr, packed, "en")
+    assert (focus.path, focus.symbol) == ("tests/test_stream.py", "test_reads")
+    assert "`start`" not in focus.why

@@ -432,3 +432,26 @@ def test_a_later_pr_touching_a_definition_again_is_told_by_its_qualified_name(
     assert [(r.relation, r.label, r.name) for r in older.pr.related] == [
         ("touched_again", "#2", "Greeter.greet")
     ]
+
+
+@pytest.mark.parametrize(
+    ("changelog", "warned"),
+    [
+        ("CHANGELOG.md", False),  # the PR warns its users itself
+        ("newsfragments/12.removal", False),
+        ("src/history.py", True),  # source, not a changelog
+    ],
+)
+def test_a_breaking_pr_is_told_to_warn_users_unless_it_writes_its_changelog(
+    repo: RepoBuilder, changelog: str, warned: bool
+) -> None:
+    from prsum.prompts import follow_ups
+
+    repo.commit("Add the API (#1)", {"src/api.py": "def legacy():\n    pass\n"})
+    repo.commit("feat!: drop legacy (#2)", {"src/api.py": "", changelog: "Dropped legacy.\n"})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    facts = compute_facts(pr, history.diff(pr))
+    assert facts.breaking.is_breaking
+    warning = "Warn users of the old behaviour in the release notes."
+    assert (warning in follow_ups(pr, facts, "en")) is warned

@@ -39,8 +39,9 @@ from prsum.types import (
 )
 
 FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
-# A test's own name: `test_parse`, `TestParse`, `parse_test`, `ParseTest`, `ParseSpec`.
-_TEST_NAME = re.compile(r"^(test|Test)|(_test|Test|Tests|Spec)$")
+# A test's own name (its last part, after a class): `test_parse`, `TestParse`, `testParse`,
+# `parse_test`, `ParseTest`, `ParseSpec`; not `testdata` or `tester`.
+_TEST_NAME = re.compile(r"(^|[.:])(test_|Test[A-Z_]|test[A-Z])\w*$|(_test|Test|Tests|Spec)$")
 # A card with no focus (a skip) still names the files of a PR this small.
 _NAMED_FILES = 3
 
@@ -95,6 +96,7 @@ def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]
                 digest,
                 added=tuple(filter(_TEST_NAME.search, digest.added)),
                 changed=tuple(filter(_TEST_NAME.search, digest.changed)),
+                renamed=tuple(pair for pair in digest.renamed if _TEST_NAME.search(pair[1])),
             )
         symbol = max(digest.names, key=lambda name: relevance(words, "", (name,)), default=None)
         places.append(Focus(change.path, prompts.focus_reason(digest, change, lang), symbol))

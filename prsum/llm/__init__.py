@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from prsum.types import ModelInfo
 
 # Where a backend's chat format comes from: the model's own template (GGUF metadata), the
-# format prsum's adapter was trained to answer in (the tuned default model), the server's (a
+# format prsum's adapter was trained to answer in (the small tuned model), the server's (a
 # served model), or a format prsum knows for the model's family (a base model without a
 # template); None: no chat.
 ChatFormatSource = Literal["model", "tuned", "server", "family"]

@@ -161,12 +161,12 @@ _EXAMPLE_HEADINGS = ("An example, for an invented pull request:", "一个例子�
 
 
 def example_part(frame: str) -> str:
-    """The worked example of a prompt's frame (all of a field-by-field frame, which is
-    examples throughout)."""
+    """The worked example of a prompt's frame; empty for a frame without one (its words are
+    instructions, which an answer may well repeat)."""
     for heading in _EXAMPLE_HEADINGS:
         if heading in frame:
             return frame[frame.index(heading) + len(heading) :]
-    return frame
+    return ""
 
 
 def allowed_verdicts_line(verdicts: Sequence[Verdict], lang: Language) -> str:
@@ -336,8 +336,12 @@ def pr_block(
 
 
 _MESSAGE_CHARS = 800
-# Files where a project tells its users what changed.
-_CHANGELOG = re.compile(r"(?i)(^|/)(changelog|changes|history|news|release[-_ ]?notes)[^/]*$")
+# Where a project tells its users what changed: a changelog document (not `history.py`), or a
+# fragment in a folder of them (towncrier's newsfragments, changesets).
+_CHANGELOG = re.compile(
+    r"(?i)((^|/)(changelog|changes|history|news|release[-_ ]?notes)(\.(md|rst|txt|adoc))?$"
+    r"|(^|/)(changelog\.d|changes|newsfragments|\.changeset)/)"
+)
 
 
 def pr_brief(
