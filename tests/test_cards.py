@@ -302,3 +302,12 @@ def test_in_a_test_file_only_tests_are_places_to_read(repo: RepoBuilder) -> None
     (focus,) = focus_places(pr, packed, "en")
     assert (focus.path, focus.symbol) == ("tests/test_stream.py", "test_reads")
     assert "`start`" not in focus.why
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_only_a_prompts_worked_example_is_text_not_to_copy(lang: str) -> None:
+    from prsum import prompts
+
+    card = prompts.example_part(prompts.frame(lang, "card"))
+    assert "isExpired" in card and "JSON" not in card  # the example, not the instructions
+    assert prompts.example_part(prompts.frame(lang, "whole")) == ""  # instructions only
