@@ -3,7 +3,7 @@ claim-level review's judged cards (bench/judge): each reviewer's claim is placed
 sentence it quotes most of, a sentence is false when any claim in it was judged F, and every
 check is run on every sentence against the PR: the truth checks of an instruction model's
 card (`AnswerChecker.untrue`, against the PR's whole text and the card prompt's worked
-example) and the structural ones (prsum.cards.claims).
+example) and the structural ones (bench/claims.py).
 
 Per check: sentences flagged, precision (the share of them that were false), recall (the share
 of false sentences it flags); then the false-claim share of the cards before and after the
@@ -27,12 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "judge"))
 
 import judge
+from claims import DiffSides, contradiction
 from eval import fixture
 from review import card_hash
 
 from prsum import prompts
 from prsum.cards.checks import NUMBER, AnswerChecker, sentences
-from prsum.cards.claims import DiffSides, contradiction
 from prsum.cards.explain import RuleLog
 from prsum.config import resolve_settings
 from prsum.grounding import Evidence

@@ -1,5 +1,6 @@
-r"""What a sentence claims about the diff, checked against the diff before the sentence reaches
-a card: a sentence the diff contradicts is left out, never rewritten.
+r"""What a sentence claims about the diff, checked against the diff: candidate claim checks,
+kept here until they earn a place before cards are printed (on the coder's r3 sentences they
+flag 1, a recall of 2%, so no card writer applies them).
 
 The checks read structure, not meaning, so they only catch what structure can refute:
 
@@ -10,7 +11,7 @@ The checks read structure, not meaning, so they only catch what structure can re
 - a change "from `a` to `b`" (`从 \`a\` 改为 \`b\``, `\`a\` → \`b\``, `renames \`a\` to \`b\``)
   whose `a` no removed line holds or whose `b` no added line holds.
 
-Each is measured on the claim-level review's labelled sentences (bench/checks.py).
+Measured on the claim-level review's labelled sentences by bench/checks.py.
 """
 
 from __future__ import annotations
