@@ -3,7 +3,8 @@ side; then from the cache; then without the KV cache's prefix reuse; optionally 
 server.
 
 For each model (`--models`, default `coder,small`: the 1.5B coder and the small tuned model;
-`coder:no-adapter` is the coder without prsum's adapter),
+`small:no-adapter` is a model without prsum's adapter, `coder:whole` one writing with a
+strategy other than its default),
 fresh runs alternate, `--pairs` times, so all see the same machine: seconds per card (median
 over the runs) and their ratio; prompt tokens sent against those llama.cpp actually evaluated
 (the rest came from its KV cache), prefill and decode speed (tokens per second of each phase);
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import fixture_clone, median
 
-from prsum.config import resolve_settings
+from prsum.config import STRATEGIES, resolve_settings
 from prsum.llm.llama import LlamaBackend
 from prsum.llm.models import resolve_model
 from prsum.pipeline import Summarizer
@@ -44,23 +45,26 @@ class Measured:
     """The fresh runs of one model, and its cached re-run."""
 
     model: str
-    adapter: bool = True  # prsum's adapter for the model, where it has one
+    option: str = ""  # "no-adapter" (prsum's adapter left off), or a strategy
 
     @classmethod
     def named(cls, spec: str) -> Measured:
-        """`coder`, or `coder:no-adapter` for the model without prsum's adapter."""
+        """`coder`; `small:no-adapter` for a model without prsum's adapter; `coder:whole` for
+        a model writing with that strategy."""
         model, _, option = spec.partition(":")
-        if option not in ("", "no-adapter"):
-            raise SystemExit(f"{spec}: the only option is ':no-adapter'")
-        return cls(model, adapter=not option)
+        if option not in ("", "no-adapter", *STRATEGIES):
+            raise SystemExit(f"{spec}: the option is 'no-adapter' or a strategy")
+        return cls(model, option)
 
     @property
     def label(self) -> str:
-        return self.model if self.adapter else f"{self.model}:no-adapter"
+        return f"{self.model}:{self.option}" if self.option else self.model
 
     @property
     def flags(self) -> dict[str, str]:
-        return {"model": self.model, "adapter": "true" if self.adapter else "false"}
+        adapter = {"adapter": "false"} if self.option == "no-adapter" else {}
+        strategy = {"strategy": self.option} if self.option in STRATEGIES else {}
+        return {"model": self.model, **adapter, **strategy}
 
     walls: list[float] = field(default_factory=list)
     cards: list[Card] = field(default_factory=list)  # of the last fresh run

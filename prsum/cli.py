@@ -57,6 +57,7 @@ class StrategyChoice(StrEnum):
     auto = "auto"
     fields = "fields"
     whole = "whole"
+    brief = "brief"
     facts = "facts"
 
 
@@ -161,10 +162,12 @@ StrategyOption = Annotated[
     StrategyChoice | None,
     typer.Option(
         "--strategy",
-        help="How a card is written: `fields` (one field at a time, for small base models), `whole` "
-        "(the whole card in one request, for models that follow instructions), `facts` (no model "
-        "prose: facts and the rubric's verdict only), or `auto` (whole for a model with its own "
-        "chat template or a served one). [default: auto; env PRSUM_STRATEGY]",
+        help="How a card is written: `brief` (the model writes the headline and picks the verdict "
+        "and reading time; the rest is built from facts), `whole` (the model writes the whole "
+        "card, prose too: more to read, and more of it wrong), `fields` (one field at a time, for "
+        "small base models), `facts` (no model: facts and the rubric's verdict only), or `auto` "
+        "(brief for a model with its own chat template or a served one). "
+        "[default: auto; env PRSUM_STRATEGY]",
     ),
 ]
 NoRedactOption = Annotated[

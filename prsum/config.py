@@ -24,8 +24,8 @@ from prsum.types import Language
 Source = Literal["flag", "env", "pyproject", "user", "default"]
 PromptStyleSetting = Literal["auto", "digest", "diff"]
 PROMPT_STYLES: tuple[PromptStyleSetting, ...] = ("auto", "digest", "diff")
-StrategySetting = Literal["auto", "fields", "whole", "facts"]
-STRATEGIES: tuple[StrategySetting, ...] = ("auto", "fields", "whole", "facts")
+StrategySetting = Literal["auto", "fields", "whole", "brief", "facts"]
+STRATEGIES: tuple[StrategySetting, ...] = ("auto", "fields", "whole", "brief", "facts")
 BackendName = Literal["llama", "openai"]
 BACKENDS: tuple[BackendName, ...] = ("llama", "openai")
 LANGUAGES: tuple[Language, ...] = ("zh", "en")

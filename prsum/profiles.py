@@ -7,7 +7,9 @@ chosen once (`choose_profile`), from what the backend can do:
 - `instruct`: a model that follows instructions (its own chat template, or served): the
   instructions in a system turn (the same for every PR, so llama.cpp keeps them in its KV cache),
   the PR in the user turn, the card's JSON schema enforced as it is written (a grammar in
-  llama.cpp, `response_format` on a server), and only checks about truth afterwards.
+  llama.cpp, `response_format` on a server), and only checks about truth afterwards. By default
+  it writes `brief` cards (its headline, verdict and minutes; prose from facts): its own prose
+  was judged false too often to print unasked (prsum.cards.whole).
 - `small-tuned`: the small embedded model with prsum's adapter, which learned to write whole
   cards from the diff: its training prompt, in one user turn (Gemma's format has no system
   turn), its answer parsed and checked for truth like any other.
@@ -18,13 +20,13 @@ chosen once (`choose_profile`), from what the backend can do:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from prsum.llm import ChatFormatSource
 
 ProfileName = Literal["instruct", "small-tuned", "small-base", "base"]
-StrategyName = Literal["fields", "whole", "facts"]
+StrategyName = Literal["fields", "whole", "brief", "facts"]
 PromptStyle = Literal["digest", "diff"]
 
 
@@ -43,7 +45,7 @@ class Profile:
 
 PROFILES: dict[ProfileName, Profile] = {
     "instruct": Profile(
-        "instruct", "whole", "diff", "card", system_turn=True, schema=True,
+        "instruct", "brief", "diff", "card", system_turn=True, schema=True,
         chunk_notes=False,
     ),
     "small-tuned": Profile(
@@ -59,6 +61,8 @@ PROFILES: dict[ProfileName, Profile] = {
         chunk_notes=True,
     ),
 }  # fmt: skip
+# The strategies that ask for the card as JSON in one chat request (prsum.cards.whole).
+_JSON_STRATEGIES: tuple[StrategyName, ...] = ("whole", "brief")
 # Base models smaller than this (on disk) are shown the digest instead of the diff.
 SMALL_MODEL_BYTES = 1 << 30
 
@@ -81,12 +85,15 @@ def _base_profile(model_bytes: int | None) -> Profile:
 
 def for_strategy(profile: Profile, strategy: StrategyName, model_bytes: int | None) -> Profile:
     """The profile to write with `strategy`: its own, or for a strategy the user chose against
-    it, the profile written for that strategy (whole cards as the small tuned model writes
-    them, fields as a base model of the model's size does); facts cards need no model and keep
-    the profile."""
+    it, the profile written for that strategy. A profile that writes cards as JSON writes
+    whole and brief cards alike; another model writes them as the small tuned model does, and
+    fields as a base model of its size does. Facts cards need no model and keep the profile."""
     if strategy in (profile.strategy, "facts"):
         return profile
-    return PROFILES["small-tuned"] if strategy == "whole" else _base_profile(model_bytes)
+    if strategy in _JSON_STRATEGIES:
+        json_writer = profile if profile.strategy in _JSON_STRATEGIES else PROFILES["small-tuned"]
+        return replace(json_writer, strategy=strategy)
+    return _base_profile(model_bytes)
 
 
 @dataclass(frozen=True)

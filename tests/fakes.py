@@ -80,6 +80,7 @@ class FakeBackend:
         max_tokens: int,
         sampling: Sampling = GREEDY,
         json_schema: object = None,
+        stop: Sequence[str] = (),
     ) -> Completion:
         assert self.chat_format is not None, "chat() on a backend without a chat format"
         prompt = messages[-1]["content"]
@@ -90,4 +91,7 @@ class FakeBackend:
         self.samplings.append(sampling)
         self.schemas.append(json_schema)
         text = self.chat_answers.pop(0) if self.chat_answers else ""
+        # Cut before the first stop string, as the backends do.
+        if cuts := [at for word in stop if (at := text.find(word)) >= 0]:
+            text = text[: min(cuts)]
         return Completion(text, self.count_tokens(prompt), 0, self.count_tokens(text), 0.0)

@@ -99,9 +99,27 @@ def test_whole_cards_through_the_servers_chat_endpoint(
     document = run_range(
         history.path,
         None,
-        *("--backend", "openai", "--base-url", coder_server, "--no-cache"),
+        *("--backend", "openai", "--base-url", coder_server, "--no-cache", "--strategy", "whole"),
         spec="v0..main~2",
     )
     assert all(card["model"]["strategy"] == "whole" for card in document["cards"])
     assert_whole_cards_hold(document["cards"], history, base_model=False)
     assert any("summary" in card["card"]["by_model"] for card in document["cards"])
+
+
+@pytest.mark.model
+def test_brief_cards_stop_where_a_servers_answer_reaches_the_summary(
+    history: RepoBuilder,  # noqa: F811
+    coder_server: str,
+) -> None:
+    document = run_range(
+        history.path,
+        None,
+        *("--backend", "openai", "--base-url", coder_server, "--no-cache"),
+        spec="v0..main~2",
+    )
+    assert_whole_cards_hold(document["cards"], history, base_model=False, strategy="brief")
+    for card in document["cards"]:
+        body = card["card"]
+        assert {"verdict", "minutes"} <= set(body["by_model"]) <= {"headline", "verdict", "minutes"}
+        assert not body["lessons"]

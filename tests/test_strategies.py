@@ -51,13 +51,17 @@ def test_the_profile_and_strategy_follow_the_backends_capabilities() -> None:
     assert choose_profile(None, None).name == "base"  # a size not known counts as big
     assert [choose_strategy("auto", c, choose_profile(c.chat, small)) for c in (base, served)] == [
         "fields",
-        "whole",
+        "brief",
     ]
     assert choose_strategy("whole", family, PROFILES["small-base"]) == "whole"
     assert choose_strategy("fields", served, PROFILES["instruct"]) == "fields"
     assert for_strategy(PROFILES["instruct"], "fields", big).name == "base"
     assert for_strategy(PROFILES["small-tuned"], "fields", small).name == "small-base"
     assert for_strategy(PROFILES["small-base"], "whole", small).name == "small-tuned"
+    # An instruction model writes whole cards with its own prompt and schema, not the small one's.
+    whole = for_strategy(PROFILES["instruct"], "whole", big)
+    assert (whole.name, whole.strategy, whole.schema) == ("instruct", "whole", True)
+    assert for_strategy(PROFILES["small-tuned"], "brief", small).prompt == "whole"
     with pytest.raises(ConfigError, match="chat format"):
         choose_strategy("whole", base, PROFILES["small-base"])
 
@@ -108,7 +112,9 @@ def test_an_instruction_model_writes_to_the_cards_schema_from_a_system_turn(
     repo: RepoBuilder,
 ) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER, "README.md": "docs\n"})
-    card, backend = whole_card(repo, GOOD, chat_format="model", prompt_style="diff")
+    card, backend = whole_card(
+        repo, GOOD, chat_format="model", prompt_style="diff", strategy="whole"
+    )
     assert set(card.body.by_model) == set(EVERY_FIELD)
     ((system, user),) = backend.conversations
     # The instructions are the system turn, the same for every PR (the KV cache keeps them);
@@ -150,7 +156,7 @@ def test_an_instruction_models_card_is_checked_for_truth_only(repo: RepoBuilder)
         "summary": "改了测试之外的一个新文件。" + untrue + "`parse` 按空白切分文本。",
         "lessons": ["参考 `frobnicate` 的写法", "成对的解析与渲染函数最好用往返测试锁住"],
     }
-    card, _ = whole_card(repo, answer, chat_format="model")
+    card, _ = whole_card(repo, answer, chat_format="model", strategy="whole")
     assert card.body.summary == "改了测试之外的一个新文件。`parse` 按空白切分文本。"
     assert "headline" not in card.body.by_model and card.body.headline != answer["headline"]
     assert card.body.lessons == ("成对的解析与渲染函数最好用往返测试锁住",)
@@ -158,6 +164,31 @@ def test_an_instruction_models_card_is_checked_for_truth_only(repo: RepoBuilder)
     assert ("summary.names-something-the", "summary") in rules
     assert ("untrue.wrong-language", "headline") in rules
     assert ("untrue.names-something-the-PR", "lessons") in rules
+
+
+def test_a_brief_card_takes_the_headline_verdict_and_minutes_and_no_prose(
+    repo: RepoBuilder,
+) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    brief, backend = whole_card(repo, GOOD, chat_format="model")
+    whole, whole_backend = whole_card(repo, GOOD, chat_format="model", strategy="whole")
+    assert brief.model.strategy == "brief"  # the default of an instruction model
+    assert whole.body.summary == GOOD["summary"]  # the same answer, read whole
+    # The same request as a whole card's, read no further than the summary's key.
+    assert backend.conversations == whole_backend.conversations
+    assert backend.schemas == whole_backend.schemas
+    body = brief.body
+    assert body.by_model == ("headline", "verdict", "minutes")
+    assert (body.headline, body.verdict, body.minutes) == (
+        "文本解析与渲染各有了独立入口",
+        "skim",
+        3,
+    )
+    assert GOOD["summary"] not in body.summary and not body.lessons
+    for text in (body.summary, *(place.why for place in body.focus), *body.follow_ups):
+        assert text not in (GOOD["summary"], GOOD["focus"][0]["why"], *GOOD["follow_ups"])
+    assert body.summary and body.focus  # facts write them
+    assert not body.dropped  # stopping where it was told to is no fault of the answer
 
 
 def test_a_focus_place_keeps_only_a_symbol_the_pr_contains(repo: RepoBuilder) -> None:
@@ -334,11 +365,12 @@ def assert_whole_cards_hold(
     cards: list[dict],
     history: RepoBuilder,  # noqa: F811
     base_model: bool = True,
+    strategy: str = "whole",
 ) -> None:
     assert cards
     for card in cards:
         jsonschema.validate(card, SCHEMA)
-        assert card["model"]["strategy"] == "whole"
+        assert card["model"]["strategy"] == strategy
         evidence = history.git("show", "--first-parent", "--format=%B", card["pr"]["sha"])
         body = card["card"]
         texts = [body["headline"], body["summary"], *body["lessons"], *body["follow_ups"]]

@@ -6,6 +6,8 @@
 - `whole`: for models that follow instructions (a model with its own chat template, a served
   model): one chat request per card for the whole card as JSON, every field checked, a field
   that fails replaced by the facts-built one.
+- `brief`: the default for those models: the same request read up to the summary, so the
+  model writes the headline and chooses the verdict and reading time; the prose is facts'.
 - `facts`: no model prose at all: the card our code writes from facts, with the rubric's
   verdict and reading time (the model's tokenizer still sizes the prompt, so coverage is real).
 """
@@ -61,12 +63,13 @@ def choose_strategy(
         if not capabilities.completion:
             raise ConfigError("--strategy fields needs a backend that completes prompts")
         return "fields"
-    if setting == "whole":
+    if setting in ("whole", "brief"):
         if capabilities.chat is None:
             raise ConfigError(
-                "--strategy whole needs a model with a chat format; this one has none (use fields)"
+                f"--strategy {setting} needs a model with a chat format; this one has none "
+                "(use fields)"
             )
-        return "whole"
+        return setting
     return profile.strategy
 
 

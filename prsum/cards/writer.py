@@ -12,7 +12,7 @@ from prsum.cards.fields import BASE_MODEL_SAMPLING, FieldsStrategy
 from prsum.cards.highlights import highlights
 from prsum.cards.packing import Packer, Usage
 from prsum.cards.strategy import CardStrategy, FactsStrategy
-from prsum.cards.whole import WholeStrategy
+from prsum.cards.whole import BriefStrategy, WholeStrategy
 from prsum.grounding import Evidence
 from prsum.llm import Backend
 from prsum.profiles import PROFILES, Profile, PromptStyle, StrategyName
@@ -26,6 +26,8 @@ def make_strategy(
         return FactsStrategy()
     if name == "fields":
         return FieldsStrategy(backend, lang)
+    if name == "brief":
+        return BriefStrategy(backend, lang, profile)
     return WholeStrategy(backend, lang, profile)
 
 

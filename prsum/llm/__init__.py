@@ -99,7 +99,9 @@ class Backend(Protocol):
         max_tokens: int,
         sampling: Sampling = GREEDY,
         json_schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] = (),
     ) -> Completion:
         """The model's answer to `messages` in its chat format; held to `json_schema` where
-        the backend can (capabilities.json_schema), else free text for the caller to check."""
+        the backend can (capabilities.json_schema), else free text for the caller to check;
+        cut before the first of `stop` (the answer is read no further)."""
         ...

@@ -387,15 +387,20 @@ class LlamaBackend:
         max_tokens: int,
         sampling: Sampling = GREEDY,
         json_schema: Any = None,
+        stop: Sequence[str] = (),
     ) -> Completion:
-        tokens, stop = self.chat_tokens(messages)
+        tokens, template_stop = self.chat_tokens(messages)
         grammar = None
         if json_schema is not None:
             from llama_cpp.llama_grammar import json_schema_to_gbnf
 
             grammar = json_schema_to_gbnf(json.dumps(json_schema))
         return self._generate(
-            tokens, max_tokens=max_tokens, stop=stop, grammar=grammar, sampling=sampling
+            tokens,
+            max_tokens=max_tokens,
+            stop=[*template_stop, *stop],
+            grammar=grammar,
+            sampling=sampling,
         )
 
     def complete(

@@ -287,6 +287,7 @@ class OpenAIBackend:
         max_tokens: int,
         sampling: Sampling = GREEDY,
         json_schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] = (),
     ) -> Completion:
         body: Json = {
             "model": self.model_name,
@@ -294,6 +295,8 @@ class OpenAIBackend:
             "max_tokens": max_tokens,
             "seed": SEED,
         } | _sampled(sampling)
+        if stop:
+            body["stop"] = list(stop)
         started = time.perf_counter()
         try:
             answer = None
