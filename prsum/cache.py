@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from prsum.output import replace_file
+
+# The package's own files that cached cards and chunk notes come from: its code (the cached form
+# of a card included), the prompts' frames and the card schema. Not the adapters: the model's
+# hash covers them.
+_PACKAGE = Path(__file__).parent
+_SOURCE_SUFFIXES = frozenset({".py", ".txt", ".json"})
+
+
+@functools.cache
+def package_digest(root: Path = _PACKAGE) -> str:
+    """A digest of every source, prompt and schema file under `root`, by path and content, read
+    once per process: in the card cache key, a change to any of them is a new card."""
+    paths = sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*")
+        if path.suffix in _SOURCE_SUFFIXES and path.is_file()
+    )
+    return content_key(
+        *(f"{path} {hashlib.sha256((root / path).read_bytes()).hexdigest()}" for path in paths)
+    )
 
 
 def content_key(*parts: str) -> str:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
@@ -195,22 +198,16 @@ DebugOption = Annotated[
 ]
 
 
-def _settings(**flags: Any) -> Settings:
-    """Settings from the flags given. An option not given (None) and a switch left off defer to
-    the environment and pyproject; `--no-cache` and `--no-redact` turn those settings off."""
-    given = {
-        name: (value.value if isinstance(value, Enum) else value) for name, value in flags.items()
-    }
-    for switch, setting in (
-        ("no_cache", "cache"),
-        ("no_redact", "redact"),
-        ("no_adapter", "adapter"),
-    ):
-        if given.pop(switch, False):
-            given[setting] = False
-    if not given.get("include_bots"):
-        given.pop("include_bots", None)
-    settings = resolve_settings({name: value for name, value in given.items() if value is not None})
+def _settings(flags: Mapping[str, object]) -> Settings:
+    """Settings from the flags given, by setting name: one not given (None) defers to the
+    environment and pyproject."""
+    settings = resolve_settings(
+        {
+            name: (value.value if isinstance(value, Enum) else value)
+            for name, value in flags.items()
+            if value is not None
+        }
+    )
     if settings.refused:
         typer.echo(
             f"prsum: warning: ignored in {settings.repo / 'pyproject.toml'} [tool.prsum]: "
@@ -221,22 +218,15 @@ def _settings(**flags: Any) -> Settings:
     return settings
 
 
-# The arguments of the card commands that are settings (or switches that turn one off).
-_SETTING_ARGUMENTS = frozenset(
-    {
-        *("repo", "model", "lang", "ctx", "threads", "include_bots", "prompt_style"),
-        *("map_chunks", "pr_meta", "no_cache", "no_redact", "gpu_layers"),
-        *("backend", "base_url", "server_model", "jobs", "strategy", "no_adapter"),
-    }
-)
+def _on(switch: bool) -> bool | None:
+    """A switch such as `--include-bots`: on when given, else left to the environment and
+    pyproject."""
+    return True if switch else None
 
 
-def _settings_from(arguments: dict[str, Any]) -> Settings:
-    """Settings from a command's arguments (its `locals()`): typer needs every option in each
-    command's signature, but they are passed on in one place."""
-    return _settings(
-        **{name: value for name, value in arguments.items() if name in _SETTING_ARGUMENTS}
-    )
+def _off(switch: bool) -> bool | None:
+    """A `--no-X` switch: X off when given, else left to the environment and pyproject."""
+    return False if switch else None
 
 
 @contextmanager
@@ -421,110 +411,182 @@ PrMetaOption = Annotated[
 ]
 
 
-def _query(
-    settings: Settings,
-    rev_range: str | None,
-    paths: list[str] | None,
-    since: str | None,
-    until: str | None,
-    last: int | None,
-    follow_sync: bool,
-) -> RangeQuery:
-    if rev_range is None and since is None and until is None and last is None:
+@dataclass(frozen=True)
+class CardOptions:
+    """The options of every command that writes cards, declared once: `with_options` puts them
+    in a command's signature and hands them to it as one value."""
+
+    repo: RepoOption = None
+    model: ModelOption = None
+    lang: LangOption = None
+    ctx: CtxOption = None
+    threads: ThreadsOption = None
+    pr_meta: PrMetaOption = None
+    prompt_style: StyleOption = None
+    map_chunks: MapChunksOption = None
+    no_cache: NoCacheOption = False
+    no_redact: NoRedactOption = False
+    gpu_layers: GpuLayersOption = None
+    backend: BackendOption = None
+    base_url: BaseUrlOption = None
+    server_model: ServerModelOption = None
+    jobs: JobsOption = None
+    strategy: StrategyOption = None
+    no_adapter: NoAdapterOption = False
+
+
+def _card_settings(card: CardOptions, include_bots: bool = False) -> Settings:
+    """The settings a card command's options give."""
+    return _settings(
+        {
+            "repo": card.repo,
+            "model": card.model,
+            "lang": card.lang,
+            "ctx": card.ctx,
+            "threads": card.threads,
+            "include_bots": _on(include_bots),
+            "pr_meta": card.pr_meta,
+            "prompt_style": card.prompt_style,
+            "map_chunks": card.map_chunks,
+            "cache": _off(card.no_cache),
+            "redact": _off(card.no_redact),
+            "gpu_layers": card.gpu_layers,
+            "backend": card.backend,
+            "base_url": card.base_url,
+            "server_model": card.server_model,
+            "jobs": card.jobs,
+            "strategy": card.strategy,
+            "adapter": _off(card.no_adapter),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class RangeOptions:
+    """Which part of history `range` and `list` read, declared once as CardOptions are."""
+
+    rev_range: RangeArgument = None
+    paths: PathsArgument = None
+    include_bots: BotsOption = False
+    since: SinceOption = None
+    until: UntilOption = None
+    last: LastOption = None
+
+
+# The order --help lists the commands' parameters in, their own and their option groups' alike.
+_HELP_ORDER = (
+    *("rev", "rev_range", "paths", "repo", "model", "lang", "fmt", "template", "output", "ctx"),
+    *("threads", "include_bots", "since", "until", "last", "follow_sync", "pr_meta"),
+    *("prompt_style", "map_chunks", "no_cache", "no_redact", "gpu_layers", "backend"),
+    *("base_url", "server_model", "jobs", "strategy", "no_adapter", "tokens", "debug"),
+)
+
+
+def _parameters(group: type[Any]) -> list[inspect.Parameter]:
+    """A dataclass's fields as keyword parameters, with their typer annotations and defaults."""
+    annotations = get_type_hints(group, include_extras=True)
+    return [
+        inspect.Parameter(
+            option.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=option.default,
+            annotation=annotations[option.name],
+        )
+        for option in fields(group)
+    ]
+
+
+def with_options(*groups: type[Any]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`command(*values, ...)`, one value per dataclass of `groups`, as typer sees it: the
+    groups' fields are parameters beside the command's own, in `_HELP_ORDER` (typer reads the
+    signature), and are gathered into one value per group for the call."""
+    shared = [parameter for group in groups for parameter in _parameters(group)]
+
+    def add_options(command: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(command, eval_str=True).parameters.values())[len(groups) :]
+        parameters = sorted(
+            (
+                parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+                for parameter in [*own, *shared]
+            ),
+            key=lambda parameter: _HELP_ORDER.index(parameter.name),
+        )
+
+        @functools.wraps(command)
+        def with_groups(**arguments: Any) -> None:
+            values = [
+                group(**{option.name: arguments.pop(option.name) for option in fields(group)})
+                for group in groups
+            ]
+            command(*values, **arguments)
+
+        with_groups.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        with_groups.__annotations__ = {
+            parameter.name: parameter.annotation for parameter in parameters
+        }
+        return with_groups
+
+    return add_options
+
+
+def _query(settings: Settings, selection: RangeOptions, follow_sync: bool) -> RangeQuery:
+    bounds = (selection.rev_range, selection.since, selection.until, selection.last)
+    if all(bound is None for bound in bounds):
         raise UsageError("give a range A..B, or --since, --until or --last to read back from HEAD")
     return RangeQuery(
-        spec=rev_range or "HEAD",
-        since=since,
-        until=until,
-        last=last,
-        paths=tuple(paths or ()),
+        spec=selection.rev_range or "HEAD",
+        since=selection.since,
+        until=selection.until,
+        last=selection.last,
+        paths=tuple(selection.paths or ()),
         include_bots=settings.include_bots,
         follow_sync=follow_sync,
     )
 
 
 @app.command("range")
+@with_options(CardOptions, RangeOptions)
 def range_command(
-    rev_range: RangeArgument = None,
-    paths: PathsArgument = None,
-    repo: RepoOption = None,
-    model: ModelOption = None,
-    lang: LangOption = None,
+    card: CardOptions,
+    selection: RangeOptions,
     fmt: FormatOption = None,
     output: OutputOption = None,
-    ctx: CtxOption = None,
-    threads: ThreadsOption = None,
-    include_bots: BotsOption = False,
-    since: SinceOption = None,
-    until: UntilOption = None,
-    last: LastOption = None,
-    pr_meta: PrMetaOption = None,
-    prompt_style: StyleOption = None,
-    map_chunks: MapChunksOption = None,
-    no_cache: NoCacheOption = False,
-    no_redact: NoRedactOption = False,
-    gpu_layers: GpuLayersOption = None,
-    backend: BackendOption = None,
-    base_url: BaseUrlOption = None,
-    server_model: ServerModelOption = None,
-    jobs: JobsOption = None,
-    strategy: StrategyOption = None,
-    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write a card for every PR merged along the first-parent line of A..B."""
     with _errors_to_exit(debug):
-        settings = _settings_from(locals())
+        settings = _card_settings(card, selection.include_bots)
         summarizer = _summarizer(settings)
-        query = _query(settings, rev_range, paths, since, until, last, follow_sync=False)
+        query = _query(settings, selection, follow_sync=False)
         discovery = summarizer.discover(query)
         code = _write_cards(summarizer, discovery, _chosen_format(fmt, output), output)
     raise typer.Exit(code)
 
 
 @app.command("show")
+@with_options(CardOptions)
 def show_command(
+    card: CardOptions,
     rev: Annotated[str, typer.Argument(metavar="REV", help="One PR: a sha, a tag, or #N.")],
-    repo: RepoOption = None,
-    model: ModelOption = None,
-    lang: LangOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
-    ctx: CtxOption = None,
-    threads: ThreadsOption = None,
-    pr_meta: PrMetaOption = None,
-    prompt_style: StyleOption = None,
-    map_chunks: MapChunksOption = None,
-    no_cache: NoCacheOption = False,
-    no_redact: NoRedactOption = False,
-    gpu_layers: GpuLayersOption = None,
-    backend: BackendOption = None,
-    base_url: BaseUrlOption = None,
-    server_model: ServerModelOption = None,
-    jobs: JobsOption = None,
-    strategy: StrategyOption = None,
-    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write the card of one PR."""
     with _errors_to_exit(debug):
-        settings = _settings_from(locals())
+        settings = _card_settings(card)
         summarizer = _summarizer(settings)
         code = _write_cards(summarizer, summarizer.find(rev), _chosen_format(fmt, output), output)
     raise typer.Exit(code)
 
 
 @app.command("list")
+@with_options(RangeOptions)
 def list_command(
-    rev_range: RangeArgument = None,
-    paths: PathsArgument = None,
+    selection: RangeOptions,
     repo: RepoOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
-    include_bots: BotsOption = False,
-    since: SinceOption = None,
-    until: UntilOption = None,
-    last: LastOption = None,
     follow_sync: FollowSyncOption = False,
     pr_meta: PrMetaOption = None,
     tokens: Annotated[
@@ -537,12 +599,12 @@ def list_command(
 ) -> None:
     """List the PRs, direct commits, bot commits and branch syncs of a range. No model is loaded."""
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, include_bots=include_bots, pr_meta=pr_meta)
+        settings = _settings(
+            {"repo": repo, "include_bots": _on(selection.include_bots), "pr_meta": pr_meta}
+        )
         from prsum.discovery import estimate_diff_tokens, list_prs
 
-        discovery = list_prs(
-            settings, _query(settings, rev_range, paths, since, until, last, follow_sync)
-        )
+        discovery = list_prs(settings, _query(settings, selection, follow_sync))
         estimates = estimate_diff_tokens(settings, discovery) if tokens else None
         chosen = _chosen_format(fmt, output)
         if chosen is OutputFormat.terminal and output is None:
@@ -557,7 +619,9 @@ def list_command(
 
 
 @app.command("notes")
+@with_options(CardOptions)
 def notes_command(
+    card: CardOptions,
     rev_range: Annotated[
         str | None,
         typer.Argument(
@@ -567,9 +631,6 @@ def notes_command(
         ),
     ] = None,
     paths: PathsArgument = None,
-    repo: RepoOption = None,
-    model: ModelOption = None,
-    lang: LangOption = None,
     fmt: Annotated[
         OutputFormat | None, typer.Option("--format", "-f", help="md or json. [default: md]")
     ] = None,
@@ -581,21 +642,7 @@ def notes_command(
         ),
     ] = None,
     output: OutputOption = None,
-    ctx: CtxOption = None,
-    threads: ThreadsOption = None,
     include_bots: BotsOption = False,
-    pr_meta: PrMetaOption = None,
-    prompt_style: StyleOption = None,
-    map_chunks: MapChunksOption = None,
-    no_cache: NoCacheOption = False,
-    no_redact: NoRedactOption = False,
-    gpu_layers: GpuLayersOption = None,
-    backend: BackendOption = None,
-    base_url: BaseUrlOption = None,
-    server_model: ServerModelOption = None,
-    jobs: JobsOption = None,
-    strategy: StrategyOption = None,
-    no_adapter: NoAdapterOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Draft release notes for a range: highlights, sections by kind of change, contributors."""
@@ -611,11 +658,11 @@ def notes_command(
         if fmt not in (None, OutputFormat.md, OutputFormat.json):
             raise UsageError("notes are written as md or json (or through --template)")
         compiled = load_template(template) if template is not None else None
-        settings = _settings_from(locals())
+        settings = _card_settings(card, include_bots)
         summarizer = _summarizer(settings)
         spec = summarizer.notes_range(rev_range)
         discovery = summarizer.discover(
-            _query(settings, spec, paths, None, None, None, follow_sync=False)
+            _query(settings, RangeOptions(rev_range=spec, paths=paths), follow_sync=False)
         )
         summarizer.load()
         progress = ProgressDisplay(_console(stderr=True), len(discovery.prs))
@@ -654,7 +701,7 @@ def models_command(
     if context.invoked_subcommand is not None:
         return
     with _errors_to_exit(debug):
-        settings = _settings(repo=repo, model=model, no_adapter=no_adapter)
+        settings = _settings({"repo": repo, "model": model, "adapter": _off(no_adapter)})
         chosen, problem = None, None
         try:
             resolved = resolve_model(settings)
@@ -686,7 +733,7 @@ def models_optimize_command(
     from prsum.llm.models import optimized
 
     with _errors_to_exit(debug):
-        settings = _settings(threads=threads)
+        settings = _settings({"threads": threads})
         path = optimized(model, settings.cache_dir, settings.threads, output)
         before, after = model.stat().st_size, path.stat().st_size
         typer.echo(
@@ -705,7 +752,7 @@ def cache_stats_command(debug: DebugOption = False) -> None:
     from prsum.cache import store_size
 
     with _errors_to_exit(debug):
-        settings = _settings()
+        settings = _settings({})
         typer.echo(f"cache: {settings.cache_dir}")
         for name in _STORES:
             entries, size = store_size(settings.cache_dir / name)
@@ -718,7 +765,7 @@ def cache_clear_command(debug: DebugOption = False) -> None:
     from prsum.cache import clear_store
 
     with _errors_to_exit(debug):
-        settings = _settings()
+        settings = _settings({})
         removed = sum(clear_store(settings.cache_dir / name) for name in ("cards", "notes"))
         typer.echo(f"removed {removed} cached cards and notes from {settings.cache_dir}")
 

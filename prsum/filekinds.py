@@ -68,10 +68,19 @@ _CONTAINER_RECIPE = re.compile(r"^(Dockerfile|Containerfile)\.|\.(dockerfile|con
 _AUXILIARY_DIR = re.compile(
     r"(^|/)(scripts?|tools?|examples?|samples?|benchmarks?|bench|hack|contrib|misc)/"
 )
-# Generated files by name: protobuf and other codegen outputs, snapshots, minified assets.
-_GENERATED = re.compile(
-    r"(^|/|_)generated[_./]|\.(pb|pb\.gw)\.go$|_pb2(_grpc)?\.pyi?$|\.min\.(js|css)$"
-    r"|(^|/)__snapshots__/|\.snap$|_string\.go$|(^|/)zz_generated"
+# Files a tool wrote, by name, and what they are: the one table behind facts (is_generated)
+# and the diff budget's noise (prsum.budget). The first that matches names the kind.
+GeneratedKind = Literal["snapshot", "minified", "codegen"]
+_GENERATED: tuple[tuple[GeneratedKind, re.Pattern[str]], ...] = (
+    ("snapshot", re.compile(r"(^|/)(__snapshots__|snapshots)/|\.snap$|\.ambr$")),
+    ("minified", re.compile(r"\.min\.(js|css|mjs)$|\.bundle\.js$|\.map$")),
+    (
+        "codegen",  # protobuf, stringer, Kubernetes deepcopy, build_runner, other codegen
+        re.compile(
+            r"(^|/|_)generated[_./]|\.generated\.\w+$|(^|/)zz_generated|_string\.go$"
+            r"|\.(pb|pb\.gw)\.go$|\.pb\.(cc|h)$|_pb2(_grpc)?\.pyi?$|\.g\.dart$"
+        ),
+    ),
 )
 # Manifests that pin dependency versions (locks are kind "lock").
 MANIFEST_NAMES = frozenset(
@@ -137,9 +146,15 @@ def is_auxiliary(path: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
+def generated_kind(path: str) -> GeneratedKind | None:
+    """What a tool wrote, if a file's name says one did: a test snapshot, a minified or
+    bundled asset, or codegen output."""
+    return next((kind for kind, pattern in _GENERATED if pattern.search(path)), None)
+
+
 def is_generated(path: str) -> bool:
     """A file whose name says a tool wrote it (codegen output, snapshots, minified assets)."""
-    return bool(_GENERATED.search(path))
+    return generated_kind(path) is not None
 
 
 def is_manifest(path: str) -> bool:
@@ -151,3 +166,16 @@ def is_manifest(path: str) -> bool:
         or bool(_CONTAINER_RECIPE.search(name))
         or name in ("Dockerfile", "Containerfile")
     )
+
+
+# A changelog document, or a folder of changelog fragments (towncrier, changesets); not
+# `history.py` or a `news` module.
+_CHANGELOG = re.compile(
+    r"(?i)((^|/)(changelog|changes|history|news|release[-_ ]?notes)(\.(md|rst|txt|adoc))?$"
+    r"|(^|/)(changelog\.d|changes|newsfragments|\.changeset)/)"
+)
+
+
+def is_changelog(path: str) -> bool:
+    """Whether `path` is where a project writes its changelog."""
+    return _CHANGELOG.search(path) is not None

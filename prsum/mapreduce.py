@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
-from prsum import prompts
 from prsum.budget import clip_to_budget
-from prsum.cache import JsonStore, content_key
+from prsum.cache import JsonStore, content_key, package_digest
 from prsum.llm import Backend, Completion, Sampling
 from prsum.types import Language
 
@@ -77,7 +76,7 @@ class ChunkNoter:
         found = []
         for group in chunk(pieces, self.chunk_budget, self.backend)[:max_chunks]:
             text = "\n".join(patch for _, patch in group)
-            key = content_key(self.backend.info.identity, prompts.PROMPT_VERSION, self.lang, text)
+            key = content_key(self.backend.info.identity, package_digest(), self.lang, text)
             cached = self.store.get(key) if self.store else None
             paths = tuple(path for path, _ in group)
             if isinstance(cached, str):

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prsum.prompts.phrases import PHRASES
+from prsum.i18n import PHRASES
 from prsum.types import Card, Discovery, Language, PullRequest
 
 SECTIONS = ("breaking", "features", "fixes", "performance", "docs", "internal")

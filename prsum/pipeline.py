@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
-from prsum import __version__, prompts
-from prsum.cache import JsonStore, content_key
+from prsum import __version__
+from prsum.cache import JsonStore, content_key, package_digest
 from prsum.cards import CardWriter, choose_strategy
 from prsum.config import Settings
 from prsum.digest import touched_definitions, within
@@ -65,10 +65,6 @@ class _CardJob(NamedTuple):
 
     read: _PrInput
     key: str
-
-
-# Bump when the cached form of a card changes, or the same model writes a different card.
-CARD_CACHE_VERSION = "12"
 
 
 @dataclass(frozen=True)
@@ -325,13 +321,13 @@ class Summarizer:
     def _card_key(
         self, pr: PullRequest, diffs: tuple[FileDiff, ...], commits: tuple[Commit, ...]
     ) -> str:
-        """Everything a card depends on: its input, the model, the prompts, the options."""
+        """Everything a card depends on: its input, the model, the package's code and prompts,
+        the options."""
         self.load()
         settings = self.settings
         return content_key(
-            CARD_CACHE_VERSION,
+            package_digest(),
             __version__,
-            prompts.PROMPT_VERSION,
             self._model_id,
             settings.lang,
             self.style,

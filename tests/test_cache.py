@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from prsum import pipeline
 from prsum.cache import JsonStore, clear_store, content_key, store_size
+from prsum.types import Card
 from tests.conftest import RepoBuilder
+from tests.pipeline import cards_for
 
 
 def five_prs(repo: RepoBuilder) -> None:
@@ -88,3 +92,35 @@ def test_unwritable_cache_is_not_fatal(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     assert JsonStore(blocker / "cards").put("ab" * 32, {"x": 1}) is False
+
+
+def test_the_package_sources_are_part_of_the_card_cache_key(
+    repo: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cards are cached under a digest of prsum's own files: a copy of them elsewhere keys the
+    same cards, and one prompt's text changed keys new ones."""
+    repo.commit(
+        "Add a parser (#10)", {"src/parser.py": "def parse(text):\n    return text.split()\n"}
+    )
+    same, edited = tmp_path / "same", tmp_path / "edited"
+    for copy in (same, edited):
+        shutil.copytree(
+            Path(pipeline.__file__).parent,
+            copy,
+            ignore=shutil.ignore_patterns("__pycache__", "*.gguf"),
+        )
+    prompt = edited / "prompts" / "card-en.txt"
+    prompt.write_text(prompt.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    package_digest = pipeline.package_digest
+
+    def card_from(root: Path) -> Card:
+        monkeypatch.setattr(pipeline, "package_digest", lambda: package_digest(root))
+        (card,) = cards_for(repo.path, "v0..main", strategy="facts")
+        assert isinstance(card, Card)
+        return card
+
+    assert package_digest(same) != package_digest(edited)
+    card_from(same)  # written, or already cached by an earlier run
+    assert card_from(same).timing.cached
+    assert not card_from(edited).timing.cached
+    assert card_from(edited).timing.cached

@@ -266,13 +266,13 @@ def test_a_50000_line_pr_fits_with_notes_and_coverage(
     ],
 )
 def test_a_headline_from_facts_drops_the_titles_convention(repo: RepoBuilder, title: str) -> None:
-    from prsum import prompts
+    from prsum import i18n
 
     repo.commit(title, {"src/parser.py": PARSER})
     history = History(repo.path)
     pr = history.find_pr("HEAD")
     facts = compute_facts(pr, history.diff(pr))
-    headline = prompts.fallback_headline(pr, facts, "en")
+    headline = i18n.fallback_headline(pr, facts, "en")
     assert "keep the parser's state" in headline
     assert "]" not in headline and "fix(" not in headline and "fix:" not in headline
 

@@ -445,7 +445,7 @@ def test_a_later_pr_touching_a_definition_again_is_told_by_its_qualified_name(
 def test_a_breaking_pr_is_told_to_warn_users_unless_it_writes_its_changelog(
     repo: RepoBuilder, changelog: str, warned: bool
 ) -> None:
-    from prsum.prompts import follow_ups
+    from prsum.i18n import follow_ups
 
     repo.commit("Add the API (#1)", {"src/api.py": "def legacy():\n    pass\n"})
     repo.commit("feat!: drop legacy (#2)", {"src/api.py": "", changelog: "Dropped legacy.\n"})

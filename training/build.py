@@ -34,11 +34,11 @@ from prsum.config import default_threads, resolve_settings
 from prsum.errors import PrsumError
 from prsum.grounding import Evidence, cited_names
 from prsum.history import History
+from prsum.i18n import PHRASES
 from prsum.llm.llama import LlamaBackend
 from prsum.llm.models import embedded_path
 from prsum.pipeline import Summarizer
 from prsum.profiles import EMBEDDED
-from prsum.prompts.phrases import PHRASES
 from prsum.types import Language
 from training.check import CORPUS_DIR, Report, find_clone, read_corpus
 from training.sources import is_reference_repository

@@ -12,16 +12,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from prsum import prompts
+from prsum import i18n, prompts
 from prsum.budget import SALIENCE, salience_order
 from prsum.cards.explain import RuleLog
 from prsum.cards.packing import Packed, Usage
 from prsum.digest import relevance, title_words
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, ground_text
+from prsum.i18n import PHRASES
 from prsum.llm import Backend
 from prsum.profiles import PromptStyle
-from prsum.prompts.phrases import PHRASES
 from prsum.rubric import reading_minutes
 from prsum.types import (
     Card,
@@ -99,7 +99,7 @@ def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]
                 renamed=tuple(pair for pair in digest.renamed if _TEST_NAME.search(pair[1])),
             )
         symbol = max(digest.names, key=lambda name: relevance(words, "", (name,)), default=None)
-        places.append(Focus(change.path, prompts.focus_reason(digest, change, lang), symbol))
+        places.append(Focus(change.path, i18n.focus_reason(digest, change, lang), symbol))
     return places
 
 
@@ -108,7 +108,7 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     start (facts)."""
     lang, pr, words = card.lang, card.pr, PHRASES[card.lang]
     files = [change.path for change in salience_order(pr.files)]
-    sentences = [prompts.verdict_sentence(verdict, card.facts, lang)]
+    sentences = [i18n.verdict_sentence(verdict, card.facts, lang)]
     if said:
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
@@ -116,15 +116,15 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         sentences.append(words.undoes.format(label=pr.reverts))
     unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
     if unsaid:
-        sentences.append(prompts.pointer_sentence(unsaid, lang))
+        sentences.append(i18n.pointer_sentence(unsaid, lang))
     elif not focus and 0 < len(files) <= _NAMED_FILES:
-        sentences.append(prompts.files_sentence(files, lang))
+        sentences.append(i18n.files_sentence(files, lang))
     return words.sentence_joiner.join(sentences)
 
 
 def facts_headline(card: CardInput) -> str:
     """A headline from the title's convention and the category."""
-    return prompts.fallback_headline(card.pr, card.facts, card.lang)
+    return i18n.fallback_headline(card.pr, card.facts, card.lang)
 
 
 def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "") -> CardBody:
@@ -137,7 +137,7 @@ def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "")
         summary=facts_summary(card, verdict, focus, said),
         focus=focus,
         lessons=(),
-        follow_ups=tuple(prompts.follow_ups(card.pr, card.facts, card.lang)),
+        follow_ups=tuple(i18n.follow_ups(card.pr, card.facts, card.lang)),
     )
 
 

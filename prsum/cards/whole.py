@@ -35,9 +35,9 @@ from prsum.budget import salience_order
 from prsum.cards.assembly import CardInput, facts_body, facts_headline, facts_summary
 from prsum.cards.checks import NUMBER, AnswerChecker, clean_field, pr_part, sentences
 from prsum.filekinds import file_kind
+from prsum.i18n import PHRASES
 from prsum.llm import GREEDY, Backend, Message
 from prsum.profiles import Profile, StrategyName
-from prsum.prompts.phrases import PHRASES
 from prsum.rubric import allowed_verdicts, prior_verdict, reading_minutes
 from prsum.types import CardBody, Facts, Focus, Language, Verdict
 

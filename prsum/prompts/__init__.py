@@ -1,4 +1,4 @@
-"""Completion prompts for a base model, and the sentences our code writes around its answers.
+"""The model's prompts: frames, the PR's layout, the labels; nothing a user reads (prsum.i18n).
 
 A prompt is a frame (instructions and worked examples, package files that are byte-identical
 for every PR of a run, so llama.cpp's KV cache keeps them between cards), then the PR, then
@@ -14,20 +14,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 from prsum.digest import FileDigest
-from prsum.types import (
-    Category,
-    Commit,
-    Facts,
-    FileChange,
-    Focus,
-    Language,
-    PullRequest,
-    Related,
-    Verdict,
-)
-
-# Enters the card cache key: bump it whenever a frame, an example, a label or a phrase changes.
-PROMPT_VERSION = "4"
+from prsum.types import Commit, Facts, FileChange, Language, PullRequest, Verdict
 
 
 @dataclass(frozen=True)
@@ -108,44 +95,6 @@ LABELS: dict[Language, Labels] = {
         verdicts={"deep": "deep", "skim": "skim", "skip": "skip"},
     ),
 }
-
-CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
-    "zh": {
-        "feature": "新功能",
-        "fix": "修复",
-        "perf": "性能改进",
-        "refactor": "重构",
-        "docs": "文档更新",
-        "test": "测试调整",
-        "ci": "CI 配置调整",
-        "deps": "依赖升级",
-        "release": "版本发布",
-        "revert": "回退",
-        "chore": "杂项维护",
-    },
-    "en": {
-        "feature": "New feature",
-        "fix": "Fix",
-        "perf": "Performance",
-        "refactor": "Refactor",
-        "docs": "Docs",
-        "test": "Tests",
-        "ci": "CI",
-        "deps": "Dependency bump",
-        "release": "Release",
-        "revert": "Revert",
-        "chore": "Maintenance",
-    },
-}
-_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
-# `[module] type(scope)!: ` before a title's words (conventional commits, verl/sglang style).
-_CONVENTION = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*(?:[A-Za-z]+(?:\([^)]*\))?!?:\s+)?")
-_DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
-_LEADING_VERB = re.compile(
-    r"^(add|adds|added|update|updates|fix|fixes|fixed|make|makes|bump|upgrade|remove|removes|"
-    r"use|support|improve|improves|refactor|release)\s+",
-    re.IGNORECASE,
-)
 
 
 def frame(lang: Language, strategy: str = "fields") -> str:
@@ -336,12 +285,6 @@ def pr_block(
 
 
 _MESSAGE_CHARS = 800
-# Where a project tells its users what changed: a changelog document (not `history.py`), or a
-# fragment in a folder of them (towncrier's newsfragments, changesets).
-_CHANGELOG = re.compile(
-    r"(?i)((^|/)(changelog|changes|history|news|release[-_ ]?notes)(\.(md|rst|txt|adoc))?$"
-    r"|(^|/)(changelog\.d|changes|newsfragments|\.changeset)/)"
-)
 
 
 def pr_brief(
@@ -384,147 +327,3 @@ PR_LAYOUTS: dict[str, Callable[..., str]] = {
     "whole": pr_block,
     "fields": pr_block,
 }
-
-
-def fallback_headline(pr: PullRequest, facts: Facts, lang: Language) -> str:
-    """A plain headline from facts, for when the model gives nothing usable. (A definition
-    named beside the file count, "改动 `main` 等 1 个文件", read as a file's name: judged false.)"""
-    word = CATEGORY_WORDS[lang][facts.category]
-    version = _VERSION.search(pr.title)
-    if lang == "zh":
-        if facts.category == "release" and version:
-            return f"发布 {version.group(0)} 版本"
-        return f"{word}：改动 {facts.files_changed} 个文件"
-    # The category says "add", "fix" or "bump": the title without its own verb says what.
-    what = _LEADING_VERB.sub("", _DECORATION.sub("", _CONVENTION.sub("", pr.title))).strip()
-    what = what or pr.title
-    if facts.category == "release" and version:
-        return f"Release {version.group(0)}"
-    return f"{word}: {what[0].lower() + what[1:] if what[1:2].islower() else what}"
-
-
-_CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
-    "zh": {
-        "feature": "新功能",
-        "fix": "缺陷修复",
-        "perf": "性能改进",
-        "refactor": "重构",
-        "docs": "只改了文档",
-        "test": "只改了测试",
-        "ci": "只改了 CI 配置",
-        "deps": "依赖的例行升级",
-        "release": "版本号与发布说明的例行更新",
-        "revert": "回退之前的改动",
-        "chore": "日常维护",
-    },
-    "en": {
-        "feature": "A new feature",
-        "fix": "A bug fix",
-        "perf": "A performance change",
-        "refactor": "A refactor",
-        "docs": "Docs only",
-        "test": "Tests only",
-        "ci": "CI configuration only",
-        "deps": "A routine dependency bump",
-        "release": "A routine version and changelog update",
-        "revert": "A revert of earlier work",
-        "chore": "Maintenance",
-    },
-}
-
-
-def verdict_sentence(verdict: Verdict, facts: Facts, lang: Language) -> str:
-    """Why the verdict, from facts: the opening of every summary. (No line count: what prsum
-    counts as source lines is not what a reader counts, and the card's header gives the sizes.)"""
-    if lang == "zh":
-        scale = {
-            "skip": "，没有需要细读的逻辑",
-            "skim": "，范围不大",
-            "deep": "，触及核心逻辑",
-        }[verdict]
-        breaking = "，而且是破坏性变更" if facts.breaking.is_breaking else ""
-        return f"{_CATEGORY_PHRASES['zh'][facts.category]}{scale}{breaking}。"
-    scale = {
-        "skip": ", with no logic that needs a close read",
-        "skim": ", limited in scope",
-        "deep": ", reaching core logic",
-    }[verdict]
-    breaking = ", and a breaking change" if facts.breaking.is_breaking else ""
-    return f"{_CATEGORY_PHRASES['en'][facts.category]}{scale}{breaking}."
-
-
-def pointer_sentence(places: Sequence[Focus], lang: Language) -> str:
-    """Where to start reading, and where to go next."""
-    if lang == "zh":
-        said = [f"`{p.path}` 中的 `{p.symbol}`" if p.symbol else f"`{p.path}`" for p in places]
-        return "建议先读 " + "，再看 ".join(said) + "。"
-    said = [f"`{p.symbol}` in `{p.path}`" if p.symbol else f"`{p.path}`" for p in places]
-    return "Start with " + ", then ".join(said) + "."
-
-
-def files_sentence(paths: Sequence[str], lang: Language) -> str:
-    """The files a small PR touches, for a card that points at nothing to read closely."""
-    if lang == "zh":
-        return "改动的文件：" + "、".join(f"`{path}`" for path in paths) + "。"
-    return "Files: " + ", ".join(f"`{path}`" for path in paths) + "."
-
-
-def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
-    """Why a place is worth reading first: the definitions its diff adds and changes."""
-    zh = lang == "zh"
-    separator = "、" if zh else ", "
-    parts = []
-    if digest.added:
-        parts.append(
-            ("新增 " if zh else "adds ") + separator.join(f"`{name}`" for name in digest.added[:3])
-        )
-    if digest.changed:
-        parts.append(
-            ("修改 " if zh else "changes ")
-            + separator.join(f"`{name}`" for name in digest.changed[:3])
-        )
-    size = f"+{change.added} −{change.deleted}" if zh else f"+{change.added} -{change.deleted}"
-    if not parts:  # no definition to name: only the size ("where most of it is" was judged
-        return f"改动 {size}" if zh else f"changes {size}"  # false beside bigger test files)
-    return "；".join(parts) + f"（{size}）" if zh else "; ".join(parts) + f" ({size})"
-
-
-def follow_ups(pr: PullRequest, facts: Facts, lang: Language) -> list[str]:
-    """What is left to do or to know, as history and measured facts show it."""
-    zh = lang == "zh"
-    items = [_related_phrase(related, lang) for related in pr.related]
-    # A PR that writes its own changelog entry has warned its users already (judged false).
-    if facts.breaking.is_breaking and not any(_CHANGELOG.search(c.path) for c in pr.files):
-        items.append(
-            "在发布说明中提醒依赖旧行为的用户。"
-            if zh
-            else "Warn users of the old behaviour in the release notes."
-        )
-    items.extend(
-        (f"处理新增的 {todo}" if zh else f"Resolve the new {todo}")
-        for todo in facts.todos_added[:2]
-    )
-    if (
-        facts.category in ("feature", "fix")
-        and facts.source_lines_changed
-        and not facts.tests_touched
-    ):
-        items.append(
-            "补上测试：这次行为变化没有测试保护。"
-            if zh
-            else "Add tests: this behaviour change is not pinned by any."
-        )
-    return items[:3]
-
-
-def _related_phrase(related: Related, lang: Language) -> str:
-    """A later PR that undid this one or touched its code again, in the reader's language."""
-    if related.relation == "reverted_by":
-        return (
-            f"后来被 {related.label} 撤销。"
-            if lang == "zh"
-            else f"Reverted later by {related.label}."
-        )
-    if lang == "zh":
-        return f"之后 {related.label} 又改动了 `{related.name}`。"
-    return f"`{related.name}` was touched again by {related.label}."

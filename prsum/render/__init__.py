@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prsum.prompts.phrases import PHRASES
+from prsum.i18n import PHRASES
 from prsum.render.inert import json_dumps, md_code, md_inline, md_prose
 from prsum.types import Card, Discovery, OtherCommit, PullRequest, RangeReport
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from prsum.errors import UsageError
+from prsum.i18n import PHRASES
 from prsum.notes import NoteEntry, NoteSection, OtherEntry, ReleaseNotes
-from prsum.prompts.phrases import PHRASES
 from prsum.render.inert import json_dumps, md_inline, md_prose, printable
 
 

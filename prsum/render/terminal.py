@@ -20,8 +20,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from prsum.i18n import PHRASES
 from prsum.llm.models import LocalModel
-from prsum.prompts.phrases import PHRASES
 from prsum.render import coverage_line, sub_line, verdict_opening
 from prsum.render.inert import one_line, printable
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport

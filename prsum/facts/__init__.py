@@ -1,0 +1,114 @@
+"""Facts about a PR that need no model: its category, breaking signals, what its diff does.
+
+`compute_facts` measures them from the title, the message and the diff alone (the options and
+TODOs a diff adds are read here); the rubric weighs them. The modules, each importing only
+those above it:
+
+- `titles`: what the title declares, by its convention (conventional commits, gitmoji, …);
+- `lexing`: each line of a hunk as blank, prose or code, by the file's comment style;
+- `stats`: each file's changed lines, version bumps and typo fixes (`FileStats`);
+- `definitions`: public definitions added or removed, by each language's visibility rule;
+- `breaking`: why the PR may break its users, and whether its API or its environment;
+- `categories`: what the diff does (`DiffProfile`) and the PR's category.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from prsum.facts.breaking import _breaking
+from prsum.facts.categories import _categorize, profile
+from prsum.facts.stats import _MAX_LINES_PER_FILE, _all_stats
+from prsum.facts.titles import without_convention
+from prsum.filekinds import file_kind, is_generated
+from prsum.types import Facts, FileDiff, PullRequest
+
+__all__ = ["compute_facts", "without_convention"]
+
+_TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b")
+_NEW_OPTION = re.compile(r"""["'](--[a-z][a-z0-9-]+)["']""")
+_NEW_ENV_VAR = re.compile(
+    r"""(?:environ(?:\.get)?|getenv|Getenv|env::var)\s*[(\[]\s*["']([A-Z][A-Z0-9_]{2,})["']"""
+)
+_NEW_CONFIG_KEY = re.compile(r"^([a-z][a-z0-9_-]*)\s*=")
+# A Rust clap field declared `#[arg(long)]` (or `#[clap(long)]`) right above `pub name: T`.
+_CLAP_LONG = re.compile(r"#\[(?:arg|clap)\([^\]]*\blong\b(?!\s*=)")
+_RUST_FIELD = re.compile(r"^\s*pub\s+([a-z][a-z0-9_]*)\s*:")
+
+
+def _lines(diffs: Iterable[FileDiff], sign: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of the lines a diff adds ("+") or removes ("-"): the first lines of each
+    file only, since facts about a huge (usually generated) file show in its first lines."""
+    for diff in diffs:
+        for line in diff.patch.splitlines()[:_MAX_LINES_PER_FILE]:
+            if line.startswith(sign) and not line.startswith(sign * 3):
+                yield diff.path, line[1:]
+
+
+def _new_options(added: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    found: list[str] = []
+    clap_pending = False
+    for path, text in added:
+        kind = file_kind(path)
+        if kind == "source":
+            found.extend(match.group(1) for match in _NEW_OPTION.finditer(text))
+            found.extend(match.group(1) for match in _NEW_ENV_VAR.finditer(text))
+            if _CLAP_LONG.search(text):
+                clap_pending = True
+                continue
+            field_match = _RUST_FIELD.match(text) if clap_pending else None
+            if field_match:
+                found.append("--" + field_match.group(1).replace("_", "-"))
+            if text.strip() and not text.strip().startswith(("#[", "///", "//")):
+                clap_pending = False
+        elif path.endswith(".toml") and (match := _NEW_CONFIG_KEY.match(text)):
+            found.append(match.group(1))
+    return tuple(dict.fromkeys(found))
+
+
+def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
+    kinds = [file_kind(change.path) for change in pr.files]
+    stats = _all_stats(pr, diffs)
+    measured = profile(pr, diffs, stats)
+    added = list(_lines(diffs, "+"))
+    todos = tuple(
+        dict.fromkeys(f"{path}: {text.strip()[:120]}" for path, text in added if _TODO.search(text))
+    )
+    options = _new_options(added)
+    source_lines = sum(
+        change.added + change.deleted
+        for change, kind in zip(pr.files, kinds, strict=True)
+        if kind == "source"
+    )
+    breaking, scope = _breaking(pr, stats)
+    return Facts(
+        category=_categorize(pr, measured),
+        breaking=breaking,
+        tests_touched=any(kind == "test" for kind in kinds),
+        docs_only=bool(kinds) and all(kind == "docs" for kind in kinds),
+        generated_or_vendored=tuple(
+            change.path
+            for change, kind in zip(pr.files, kinds, strict=True)
+            if kind in ("lock", "vendored") or is_generated(change.path)
+        ),
+        todos_added=todos[:10],
+        new_options=options[:10],
+        files_changed=len(pr.files),
+        lines_added=pr.added,
+        lines_deleted=pr.deleted,
+        source_lines_changed=source_lines,
+        logic_lines=measured.logic_lines,
+        logic_files=measured.logic_files,
+        new_modules=measured.new_modules[:10],
+        new_definitions=measured.new_definitions[:10],
+        tricky=measured.tricky,
+        branches=measured.branches,
+        test_lines_added=measured.test_lines_added,
+        ci_lines=measured.ci_lines,
+        config_lines=measured.config_lines,
+        test_lines=measured.test_lines,
+        new_module_lines=measured.new_module_lines,
+        mechanical=measured.mechanical,
+        breaking_scope=scope,
+    )

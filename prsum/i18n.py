@@ -1,0 +1,345 @@
+"""User-facing strings only: the fixed words of prsum's outputs in each language (cards,
+reports, release notes), as the renderers and card assembly show them.
+
+Nothing here is shown to a model (the prompts are prsum.prompts). Two parts: the phrase
+tables (`PHRASES`), and the sentences a card is built from when the words are ours, not the
+model's (headline, verdict sentence, pointers, focus reasons, follow-ups, from facts). A new
+language is one more entry here and one more frame file in prsum/prompts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prsum.digest import FileDigest
+from prsum.facts import without_convention
+from prsum.filekinds import is_changelog
+from prsum.types import (
+    Category,
+    Facts,
+    FileChange,
+    Focus,
+    Language,
+    PullRequest,
+    Related,
+    Verdict,
+)
+
+
+@dataclass(frozen=True)
+class Phrases:
+    """One language's words. Templates take `str.format` fields named in their comments."""
+
+    verdicts: dict[Verdict, str]  # the phrase a card's paragraph opens with
+    minutes: str  # {phrase} {minutes}
+    colon: str
+    list_separator: str
+    clause_separator: str
+    sentence_joiner: str
+    read_first: str
+    lesson: str
+    follow_up: str
+    undoes: str  # {label}
+    interrupted: str
+    bots_skipped: str  # {count}
+    branch_sync: str  # {sha} {subject}
+    failure: str  # {label} {message}
+    coverage: str  # {total} {whole} {clipped} {left} {prompt} {context} {view}
+    left_out: str  # {count}
+    left_out_reason: str  # {reason} {count}
+    left_out_reasons: str  # {reasons}
+    views: dict[str, str]
+    notes_title: str  # {span}
+    note_entry: str  # {headline} {number} {who}
+    direct_entry: str  # {sha} {subject} {author}
+    bots_not_listed: str  # {count}
+    sections: dict[str, str]
+    contributors: str
+    direct_commits: str
+    branch_syncs: str
+    nothing_to_highlight: str
+    highlights_intro: str
+    highlight_item: str  # {headline} {label}
+    highlight_separator: str
+    highlights_end: str
+
+
+PHRASES: dict[Language, Phrases] = {
+    "zh": Phrases(
+        verdicts={"deep": "值得精读", "skim": "值得快速浏览", "skip": "不必精读代码细节"},
+        minutes="{phrase}（约 {minutes} 分钟）",
+        colon="：",
+        list_separator="、",
+        clause_separator="，",
+        sentence_joiner="",
+        read_first="先读",
+        lesson="收获",
+        follow_up="后续",
+        undoes="撤销的是 {label}。",
+        interrupted="运行被中断，以上只是已完成的卡片。",
+        bots_skipped="跳过 {count} 个机器人直接提交。",
+        branch_sync="分支同步 {sha}：{subject}",
+        failure="{label}：{message}",
+        coverage=(
+            "模型所见：{total} 个文件，完整 {whole}，截断 {clipped}，{left}；"
+            "提示 {prompt} / {context} tokens（{view}）"
+        ),
+        left_out="略去 {count}",
+        left_out_reason="{reason} {count}",
+        left_out_reasons="（{reasons}）",
+        views={"digest": "摘要视图", "diff": "差异视图"},
+        notes_title="发布说明草稿：{span}",
+        note_entry="- {headline}（{number}，{who}）",
+        direct_entry="- {sha} {subject}（{author}）",
+        bots_not_listed="- 另有 {count} 个机器人提交未列出",
+        sections={
+            "breaking": "破坏性变更",
+            "features": "新功能",
+            "fixes": "修复",
+            "performance": "性能",
+            "docs": "文档",
+            "internal": "内部改动",
+        },
+        contributors="贡献者",
+        direct_commits="直接提交",
+        branch_syncs="分支同步",
+        nothing_to_highlight="本次发布没有需要精读的改动。",
+        highlights_intro="本次发布的重点：",
+        highlight_item="{headline}（{label}）",
+        highlight_separator="；",
+        highlights_end="。",
+    ),
+    "en": Phrases(
+        verdicts={
+            "deep": "Worth reading closely",
+            "skim": "Worth a quick read",
+            "skip": "No need to read the code",
+        },
+        minutes="{phrase} (about {minutes} minutes)",
+        colon=": ",
+        list_separator=", ",
+        clause_separator=", ",
+        sentence_joiner=" ",
+        read_first="Read first",
+        lesson="Lesson",
+        follow_up="Follow-up",
+        undoes="It undoes {label}.",
+        interrupted="The run was interrupted; these are the cards finished so far.",
+        bots_skipped="Skipped {count} direct commits by bots.",
+        branch_sync="Branch sync {sha}: {subject}",
+        failure="{label}: {message}",
+        coverage=(
+            "Model saw: {total} files, {whole} whole, {clipped} clipped, {left}; "
+            "prompt {prompt} / {context} tokens ({view})"
+        ),
+        left_out="{count} left out",
+        left_out_reason="{count} {reason}",
+        left_out_reasons=" ({reasons})",
+        views={"digest": "digest view", "diff": "diff view"},
+        notes_title="Release notes draft: {span}",
+        note_entry="- {headline} ({number}, {who})",
+        direct_entry="- {sha} {subject} ({author})",
+        bots_not_listed="- and {count} commits by bots, not listed",
+        sections={
+            "breaking": "Breaking changes",
+            "features": "Features",
+            "fixes": "Fixes",
+            "performance": "Performance",
+            "docs": "Docs",
+            "internal": "Internal",
+        },
+        contributors="Contributors",
+        direct_commits="Direct commits",
+        branch_syncs="Branch syncs",
+        nothing_to_highlight="Nothing in this release needs a close read.",
+        highlights_intro="This release: ",
+        highlight_item="{headline} ({label})",
+        highlight_separator="; ",
+        highlights_end=".",
+    ),
+}
+
+
+# --- sentences from facts -------------------------------------------------------------
+
+CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
+    "zh": {
+        "feature": "新功能",
+        "fix": "修复",
+        "perf": "性能改进",
+        "refactor": "重构",
+        "docs": "文档更新",
+        "test": "测试调整",
+        "ci": "CI 配置调整",
+        "deps": "依赖升级",
+        "release": "版本发布",
+        "revert": "回退",
+        "chore": "杂项维护",
+    },
+    "en": {
+        "feature": "New feature",
+        "fix": "Fix",
+        "perf": "Performance",
+        "refactor": "Refactor",
+        "docs": "Docs",
+        "test": "Tests",
+        "ci": "CI",
+        "deps": "Dependency bump",
+        "release": "Release",
+        "revert": "Revert",
+        "chore": "Maintenance",
+    },
+}
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
+_DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
+_LEADING_VERB = re.compile(
+    r"^(add|adds|added|update|updates|fix|fixes|fixed|make|makes|bump|upgrade|remove|removes|"
+    r"use|support|improve|improves|refactor|release)\s+",
+    re.IGNORECASE,
+)
+
+
+def fallback_headline(pr: PullRequest, facts: Facts, lang: Language) -> str:
+    """A plain headline from facts, for when the model gives nothing usable. (A definition
+    named beside the file count, "改动 `main` 等 1 个文件", read as a file's name: judged false.)"""
+    word = CATEGORY_WORDS[lang][facts.category]
+    version = _VERSION.search(pr.title)
+    if lang == "zh":
+        if facts.category == "release" and version:
+            return f"发布 {version.group(0)} 版本"
+        return f"{word}：改动 {facts.files_changed} 个文件"
+    # The category says "add", "fix" or "bump": the title without its own verb says what.
+    what = _LEADING_VERB.sub("", _DECORATION.sub("", without_convention(pr.title))).strip()
+    what = what or pr.title
+    if facts.category == "release" and version:
+        return f"Release {version.group(0)}"
+    return f"{word}: {what[0].lower() + what[1:] if what[1:2].islower() else what}"
+
+
+_CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
+    "zh": {
+        "feature": "新功能",
+        "fix": "缺陷修复",
+        "perf": "性能改进",
+        "refactor": "重构",
+        "docs": "只改了文档",
+        "test": "只改了测试",
+        "ci": "只改了 CI 配置",
+        "deps": "依赖的例行升级",
+        "release": "版本号与发布说明的例行更新",
+        "revert": "回退之前的改动",
+        "chore": "日常维护",
+    },
+    "en": {
+        "feature": "A new feature",
+        "fix": "A bug fix",
+        "perf": "A performance change",
+        "refactor": "A refactor",
+        "docs": "Docs only",
+        "test": "Tests only",
+        "ci": "CI configuration only",
+        "deps": "A routine dependency bump",
+        "release": "A routine version and changelog update",
+        "revert": "A revert of earlier work",
+        "chore": "Maintenance",
+    },
+}
+
+
+def verdict_sentence(verdict: Verdict, facts: Facts, lang: Language) -> str:
+    """Why the verdict, from facts: the opening of every summary. (No line count: what prsum
+    counts as source lines is not what a reader counts, and the card's header gives the sizes.)"""
+    if lang == "zh":
+        scale = {
+            "skip": "，没有需要细读的逻辑",
+            "skim": "，范围不大",
+            "deep": "，触及核心逻辑",
+        }[verdict]
+        breaking = "，而且是破坏性变更" if facts.breaking.is_breaking else ""
+        return f"{_CATEGORY_PHRASES['zh'][facts.category]}{scale}{breaking}。"
+    scale = {
+        "skip": ", with no logic that needs a close read",
+        "skim": ", limited in scope",
+        "deep": ", reaching core logic",
+    }[verdict]
+    breaking = ", and a breaking change" if facts.breaking.is_breaking else ""
+    return f"{_CATEGORY_PHRASES['en'][facts.category]}{scale}{breaking}."
+
+
+def pointer_sentence(places: Sequence[Focus], lang: Language) -> str:
+    """Where to start reading, and where to go next."""
+    if lang == "zh":
+        said = [f"`{p.path}` 中的 `{p.symbol}`" if p.symbol else f"`{p.path}`" for p in places]
+        return "建议先读 " + "，再看 ".join(said) + "。"
+    said = [f"`{p.symbol}` in `{p.path}`" if p.symbol else f"`{p.path}`" for p in places]
+    return "Start with " + ", then ".join(said) + "."
+
+
+def files_sentence(paths: Sequence[str], lang: Language) -> str:
+    """The files a small PR touches, for a card that points at nothing to read closely."""
+    if lang == "zh":
+        return "改动的文件：" + "、".join(f"`{path}`" for path in paths) + "。"
+    return "Files: " + ", ".join(f"`{path}`" for path in paths) + "."
+
+
+def focus_reason(digest: FileDigest, change: FileChange, lang: Language) -> str:
+    """Why a place is worth reading first: the definitions its diff adds and changes."""
+    zh = lang == "zh"
+    separator = "、" if zh else ", "
+    parts = []
+    if digest.added:
+        parts.append(
+            ("新增 " if zh else "adds ") + separator.join(f"`{name}`" for name in digest.added[:3])
+        )
+    if digest.changed:
+        parts.append(
+            ("修改 " if zh else "changes ")
+            + separator.join(f"`{name}`" for name in digest.changed[:3])
+        )
+    size = f"+{change.added} −{change.deleted}" if zh else f"+{change.added} -{change.deleted}"
+    if not parts:  # no definition to name: only the size ("where most of it is" was judged
+        return f"改动 {size}" if zh else f"changes {size}"  # false beside bigger test files)
+    return "；".join(parts) + f"（{size}）" if zh else "; ".join(parts) + f" ({size})"
+
+
+def follow_ups(pr: PullRequest, facts: Facts, lang: Language) -> list[str]:
+    """What is left to do or to know, as history and measured facts show it."""
+    zh = lang == "zh"
+    items = [_related_phrase(related, lang) for related in pr.related]
+    # A PR that writes its own changelog entry has warned its users already (judged false).
+    if facts.breaking.is_breaking and not any(is_changelog(c.path) for c in pr.files):
+        items.append(
+            "在发布说明中提醒依赖旧行为的用户。"
+            if zh
+            else "Warn users of the old behaviour in the release notes."
+        )
+    items.extend(
+        (f"处理新增的 {todo}" if zh else f"Resolve the new {todo}")
+        for todo in facts.todos_added[:2]
+    )
+    if (
+        facts.category in ("feature", "fix")
+        and facts.source_lines_changed
+        and not facts.tests_touched
+    ):
+        items.append(
+            "补上测试：这次行为变化没有测试保护。"
+            if zh
+            else "Add tests: this behaviour change is not pinned by any."
+        )
+    return items[:3]
+
+
+def _related_phrase(related: Related, lang: Language) -> str:
+    """A later PR that undid this one or touched its code again, in the reader's language."""
+    if related.relation == "reverted_by":
+        return (
+            f"后来被 {related.label} 撤销。"
+            if lang == "zh"
+            else f"Reverted later by {related.label}."
+        )
+    if lang == "zh":
+        return f"之后 {related.label} 又改动了 `{related.name}`。"
+    return f"`{related.name}` was touched again by {related.label}."
