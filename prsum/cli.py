@@ -437,28 +437,32 @@ class CardOptions:
 
 def _card_settings(card: CardOptions, include_bots: bool = False) -> Settings:
     """The settings a card command's options give."""
-    return _settings(
-        {
-            "repo": card.repo,
-            "model": card.model,
-            "lang": card.lang,
-            "ctx": card.ctx,
-            "threads": card.threads,
-            "include_bots": _on(include_bots),
-            "pr_meta": card.pr_meta,
-            "prompt_style": card.prompt_style,
-            "map_chunks": card.map_chunks,
-            "cache": _off(card.no_cache),
-            "redact": _off(card.no_redact),
-            "gpu_layers": card.gpu_layers,
-            "backend": card.backend,
-            "base_url": card.base_url,
-            "server_model": card.server_model,
-            "jobs": card.jobs,
-            "strategy": card.strategy,
-            "adapter": _off(card.no_adapter),
-        }
-    )
+    return _settings(_card_flags(card, include_bots))
+
+
+def _card_flags(card: CardOptions, include_bots: bool) -> dict[str, Any]:
+    """Each card option under the name of the setting it gives (a `--no-…` switch turns its
+    setting off)."""
+    return {
+        "repo": card.repo,
+        "model": card.model,
+        "lang": card.lang,
+        "ctx": card.ctx,
+        "threads": card.threads,
+        "include_bots": _on(include_bots),
+        "pr_meta": card.pr_meta,
+        "prompt_style": card.prompt_style,
+        "map_chunks": card.map_chunks,
+        "cache": _off(card.no_cache),
+        "redact": _off(card.no_redact),
+        "gpu_layers": card.gpu_layers,
+        "backend": card.backend,
+        "base_url": card.base_url,
+        "server_model": card.server_model,
+        "jobs": card.jobs,
+        "strategy": card.strategy,
+        "adapter": _off(card.no_adapter),
+    }
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ PROFILES: dict[ProfileName, Profile] = {
     ),
 }  # fmt: skip
 # The strategies that ask for the card as JSON in one chat request (prsum.cards.whole).
-_JSON_STRATEGIES: tuple[StrategyName, ...] = ("whole", "brief")
+JSON_STRATEGIES: tuple[StrategyName, ...] = ("whole", "brief")
 # Base models smaller than this (on disk) are shown the digest instead of the diff.
 SMALL_MODEL_BYTES = 1 << 30
 
@@ -90,8 +90,8 @@ def for_strategy(profile: Profile, strategy: StrategyName, model_bytes: int | No
     fields as a base model of its size does. Facts cards need no model and keep the profile."""
     if strategy in (profile.strategy, "facts"):
         return profile
-    if strategy in _JSON_STRATEGIES:
-        json_writer = profile if profile.strategy in _JSON_STRATEGIES else PROFILES["small-tuned"]
+    if strategy in JSON_STRATEGIES:
+        json_writer = profile if profile.strategy in JSON_STRATEGIES else PROFILES["small-tuned"]
         return replace(json_writer, strategy=strategy)
     return _base_profile(model_bytes)
 

@@ -25,6 +25,7 @@ class FakeBackend:
     samplings: list[Sampling] = field(default_factory=list)
     schemas: list[object] = field(default_factory=list)
     json_schema: bool = False  # whether chat() takes a JSON schema natively
+    honours_stop: bool = True  # whether chat() cuts its answer at a stop string (a server may not)
     conversations: list[list[Message]] = field(default_factory=list)  # chat() requests
 
     @property
@@ -92,6 +93,6 @@ class FakeBackend:
         self.schemas.append(json_schema)
         text = self.chat_answers.pop(0) if self.chat_answers else ""
         # Cut before the first stop string, as the backends do.
-        if cuts := [at for word in stop if (at := text.find(word)) >= 0]:
+        if self.honours_stop and (cuts := [at for word in stop if (at := text.find(word)) >= 0]):
             text = text[: min(cuts)]
         return Completion(text, self.count_tokens(prompt), 0, self.count_tokens(text), 0.0)

@@ -102,16 +102,18 @@ def test_the_package_sources_are_part_of_the_card_cache_key(
     repo.commit(
         "Add a parser (#10)", {"src/parser.py": "def parse(text):\n    return text.split()\n"}
     )
+    package = Path(pipeline.__file__).parent
     same, edited = tmp_path / "same", tmp_path / "edited"
-    for copy in (same, edited):
-        shutil.copytree(
-            Path(pipeline.__file__).parent,
-            copy,
-            ignore=shutil.ignore_patterns("__pycache__", "*.gguf"),
-        )
+    # Byte code and adapters differ between installs and are not what a card comes from.
+    shutil.copytree(package, same, ignore=shutil.ignore_patterns("__pycache__", "*.gguf"))
+    shutil.copytree(same, edited)
     prompt = edited / "prompts" / "card-en.txt"
     prompt.write_text(prompt.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     package_digest = pipeline.package_digest
+    (same / "__pycache__").mkdir(exist_ok=True)
+    (same / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\0")
+    (same / "adapters" / "another-lora.gguf").write_bytes(b"GGUF")
+    assert package_digest.__wrapped__(same) == package_digest.__wrapped__(package)
 
     def card_from(root: Path) -> Card:
         monkeypatch.setattr(pipeline, "package_digest", lambda: package_digest(root))

@@ -126,3 +126,17 @@ def test_token_estimates_work_offline(repo: RepoBuilder, no_network: None) -> No
     assert result.exit_code == 0, result.output
     (pr,) = json.loads(result.stdout)["prs"]
     assert 200 < pr["diff_tokens_estimate"] < 1000
+
+
+def test_every_card_option_reaches_a_setting() -> None:
+    """A card option declared once is passed on under its setting's name (a `--no-…` switch
+    under the setting it turns off): none is dropped on the way."""
+    import dataclasses
+
+    from prsum.cli import CardOptions, _card_flags
+    from prsum.config import SETTING_KEYS
+
+    flags = _card_flags(CardOptions(), include_bots=False)
+    names = {field.name.removeprefix("no_") for field in dataclasses.fields(CardOptions)}
+    assert names == set(flags) - {"include_bots"}  # a range's option, passed along
+    assert set(flags) - {"repo"} <= SETTING_KEYS

@@ -191,6 +191,28 @@ def test_a_brief_card_takes_the_headline_verdict_and_minutes_and_no_prose(
     assert not body.dropped  # stopping where it was told to is no fault of the answer
 
 
+@pytest.mark.parametrize("honours_stop", [True, False])
+def test_a_brief_card_takes_only_its_three_fields_from_any_answer(
+    repo: RepoBuilder, honours_stop: bool
+) -> None:
+    """A server may ignore the stop string, or the model write a key the schema puts later
+    before the summary: a brief card still takes only the headline, verdict and minutes."""
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    answer = {"headline": GOOD["headline"], "verdict": "skim", "minutes": 3, **GOOD}
+    answer = {"lessons": GOOD["lessons"], **answer}  # out of the schema's order
+    backend = FakeBackend(
+        chat_format="model",
+        chat_answers=[json.dumps(answer, ensure_ascii=False)],
+        json_schema=True,
+        honours_stop=honours_stop,
+    )
+    (card,) = cards_for(repo.path, model=backend, cache=False)
+    assert isinstance(card, Card)
+    assert card.body.by_model == ("headline", "verdict", "minutes")
+    assert not card.body.lessons and GOOD["summary"] not in card.body.summary
+    assert not card.body.dropped  # all three were there: nothing was salvaged
+
+
 def test_a_focus_place_keeps_only_a_symbol_the_pr_contains(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     why = GOOD["focus"][0]["why"]

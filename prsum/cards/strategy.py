@@ -20,7 +20,7 @@ from prsum.cards.assembly import CardInput, facts_body, facts_headline
 from prsum.config import StrategySetting
 from prsum.errors import ConfigError
 from prsum.llm import GREEDY, Capabilities, Sampling
-from prsum.profiles import Profile, StrategyName
+from prsum.profiles import JSON_STRATEGIES, Profile, StrategyName
 from prsum.rubric import prior_verdict
 from prsum.types import CardBody, Facts
 
@@ -63,7 +63,7 @@ def choose_strategy(
         if not capabilities.completion:
             raise ConfigError("--strategy fields needs a backend that completes prompts")
         return "fields"
-    if setting in ("whole", "brief"):
+    if setting in JSON_STRATEGIES:
         if capabilities.chat is None:
             raise ConfigError(
                 f"--strategy {setting} needs a model with a chat format; this one has none "

@@ -45,6 +45,7 @@ from prsum.types import CardBody, Facts, Focus, Language, Verdict
 WHOLE_TOKENS = 768
 _TEMPLATE_MARGIN = 32
 MINUTES: dict[Verdict, tuple[int, int]] = {"skip": (0, 0), "skim": (1, 15), "deep": (5, 60)}
+CARD_FIELDS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 _MAX_ITEMS = 3
 _MAX_FOCUS = 4
 _MAX_SENTENCES = 5
@@ -135,7 +136,7 @@ def card_schema(card: CardInput) -> dict[str, Any]:
             "lessons": items,
             "follow_ups": items,
         },
-        "required": ["headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups"],
+        "required": list(CARD_FIELDS),
     }
 
 
@@ -145,7 +146,9 @@ class WholeStrategy:
     name: StrategyName = "whole"
     reserve = WHOLE_TOKENS + _TEMPLATE_MARGIN
     sampling = GREEDY  # a card is the same on every run
-    # Where the model's answer is read no further: nowhere, the whole card is the model's.
+    # The card's fields taken from the model's answer, and where its answer is read no further:
+    # all of them, nowhere.
+    model_fields: tuple[str, ...] = CARD_FIELDS
     stop: tuple[str, ...] = ()
 
     def __init__(self, backend: Backend, lang: Language, profile: Profile) -> None:
@@ -174,11 +177,13 @@ class WholeStrategy:
         )
         card.usage.add(completion)
         answer = parse_card(completion.text)
-        if answer is None and self.stop:  # cut where it was meant to be: nothing is amiss
+        if answer is None:
             answer = salvaged(completion.text, self.lang)
-        elif answer is None:
-            card.log.record("answer.salvaged", "answer", completion.text[-80:])
-            answer = salvaged(completion.text, self.lang)
+            # An answer cut where it was meant to be (brief cards) has all it was asked for.
+            if not set(self.model_fields) <= set(answer):
+                card.log.record("answer.salvaged", "answer", completion.text[-80:])
+        # Only the fields asked for, whatever came back (a server may ignore the stop string).
+        answer = {key: value for key, value in answer.items() if key in self.model_fields}
         return self._checked(card, answer, checker), completion.prompt_tokens
 
     def _checked(
@@ -294,4 +299,5 @@ class BriefStrategy(WholeStrategy):
     name: StrategyName = "brief"
     # The schema (and the prompt's example) put these three first; the answer stops as the
     # summary's key is written, so its prose is never decoded.
+    model_fields = ("headline", "verdict", "minutes")
     stop = ('"summary"',)

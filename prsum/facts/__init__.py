@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from prsum.facts.breaking import _breaking
-from prsum.facts.categories import _categorize, profile
-from prsum.facts.stats import _MAX_LINES_PER_FILE, _all_stats
+from prsum.facts.breaking import detect_breaking
+from prsum.facts.categories import categorize, profile
+from prsum.facts.stats import MAX_LINES_PER_FILE, all_stats
 from prsum.facts.titles import without_convention
 from prsum.filekinds import file_kind, is_generated
 from prsum.types import Facts, FileDiff, PullRequest
@@ -41,7 +41,7 @@ def _lines(diffs: Iterable[FileDiff], sign: str) -> Iterator[tuple[str, str]]:
     """(path, text) of the lines a diff adds ("+") or removes ("-"): the first lines of each
     file only, since facts about a huge (usually generated) file show in its first lines."""
     for diff in diffs:
-        for line in diff.patch.splitlines()[:_MAX_LINES_PER_FILE]:
+        for line in diff.patch.splitlines()[:MAX_LINES_PER_FILE]:
             if line.startswith(sign) and not line.startswith(sign * 3):
                 yield diff.path, line[1:]
 
@@ -69,7 +69,7 @@ def _new_options(added: Sequence[tuple[str, str]]) -> tuple[str, ...]:
 
 def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
     kinds = [file_kind(change.path) for change in pr.files]
-    stats = _all_stats(pr, diffs)
+    stats = all_stats(pr, diffs)
     measured = profile(pr, diffs, stats)
     added = list(_lines(diffs, "+"))
     todos = tuple(
@@ -81,9 +81,9 @@ def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
         for change, kind in zip(pr.files, kinds, strict=True)
         if kind == "source"
     )
-    breaking, scope = _breaking(pr, stats)
+    breaking, scope = detect_breaking(pr, stats)
     return Facts(
-        category=_categorize(pr, measured),
+        category=categorize(pr, measured),
         breaking=breaking,
         tests_touched=any(kind == "test" for kind in kinds),
         docs_only=bool(kinds) and all(kind == "docs" for kind in kinds),

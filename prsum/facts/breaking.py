@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
-from prsum.facts.definitions import _defined_names, _public_definitions
+from prsum.facts.definitions import defined_names, public_definitions
 from prsum.facts.stats import FileStats
 from prsum.facts.titles import read_title
 from prsum.filekinds import is_auxiliary, is_manifest
@@ -82,7 +82,7 @@ def _defaults(lines: Iterable[str]) -> dict[tuple[str, str], str]:
     return found
 
 
-def _breaking(pr: PullRequest, stats: Sequence[FileStats]) -> tuple[Breaking, str]:
+def detect_breaking(pr: PullRequest, stats: Sequence[FileStats]) -> tuple[Breaking, str]:
     """The breaking signal and its scope: `api` (code that calls it must change) or
     `environment` (where it runs must change)."""
     title = read_title(pr.title)
@@ -92,8 +92,8 @@ def _breaking(pr: PullRequest, stats: Sequence[FileStats]) -> tuple[Breaking, st
     footer = _BREAKING_FOOTER.search(body) or _BANG_LINE.search(body)
     if footer:
         return Breaking(True, f"marked {footer.group(1)!r} in the message"), "api"
-    removed = _public_definitions(stats, added=False)
-    added_names = _defined_names(stats) | {name for _, name in _public_definitions(stats, True)}
+    removed = public_definitions(stats, added=False)
+    added_names = defined_names(stats) | {name for _, name in public_definitions(stats, True)}
     gone = sorted({name for _, name in removed} - added_names)
     # A PR that adds or renames files may have moved the definition there, out of sight of
     # the diff (git reports a copy, not the lines): only a PR that adds no file can tell.

@@ -26,13 +26,19 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prsum.facts.definitions import _public_definitions
-from prsum.facts.stats import FileStats, _version_change
-from prsum.facts.titles import _DEPS_TITLE, _words_category, read_title
-from prsum.filekinds import FileKind, file_kind, is_auxiliary, is_generated, is_manifest
+from prsum.facts.definitions import public_definitions
+from prsum.facts.stats import FileStats, version_change
+from prsum.facts.titles import DEPS_TITLE, read_title, words_category
+from prsum.filekinds import (
+    FileKind,
+    file_kind,
+    is_auxiliary,
+    is_changelog,
+    is_generated,
+    is_manifest,
+)
 from prsum.types import Category, FileDiff, PullRequest
 
-_CHANGELOG = re.compile(r"(^|/)(CHANGE(S|LOG)|HISTORY|NEWS|RELEASE[-_ ]?NOTES)[^/]*$", re.I)
 _CHANGELOG_SECTION = re.compile(r"^\s*(#{1,6}|\*\*)\s*(?P<title>[^#*]+?)\s*(\*\*)?\s*$")
 _FEATURE_SECTIONS = re.compile(r"\b(added|features?|new|enhancements?)\b", re.IGNORECASE)
 _FIX_SECTIONS = re.compile(r"\b(fixed|fix(es)?|bug ?fix(es)?|bugs)\b", re.IGNORECASE)
@@ -100,7 +106,7 @@ class DiffProfile:
 def _changelog_section(stats: Sequence[FileStats], diffs: tuple[FileDiff, ...]) -> Category | None:
     """The kind of the section (Added / Fixed …) a changelog entry was added under."""
     for diff in diffs:
-        if not _CHANGELOG.search(diff.path):
+        if not is_changelog(diff.path):
             continue
         section: str | None = None
         for line in diff.patch.splitlines():
@@ -156,7 +162,7 @@ def _own_version_only(stats: Sequence[FileStats]) -> bool:
         if item.kind not in ("config", "source") and not is_manifest(item.path):
             return False
         own = sum(
-            1 for old, new in item.pairs if _OWN_VERSION.match(old) and _version_change(old, new)
+            1 for old, new in item.pairs if _OWN_VERSION.match(old) and version_change(old, new)
         )
         if own * 2 != item.code_lines and not _VERSION_FILE.search(item.path):
             return False
@@ -186,8 +192,8 @@ def profile(
         for text in (*item.code_added, *item.code_removed):
             tricky.update(name for name, pattern in _TRICKY if pattern.search(text))
         branches += sum(1 for text in item.code_added if _BRANCH.search(text))
-    added_defs = _public_definitions(stats, added=True)
-    removed_defs = _public_definitions(stats, added=False)
+    added_defs = public_definitions(stats, added=True)
+    removed_defs = public_definitions(stats, added=False)
     removed_names = {name for _, name in removed_defs}
     new_defs = tuple(dict.fromkeys(name for _, name in added_defs if name not in removed_names))
     added_names = {name for _, name in added_defs}
@@ -282,7 +288,7 @@ def _weak_diff_category(profile: DiffProfile) -> Category | None:
     return None
 
 
-def _categorize(pr: PullRequest, measured: DiffProfile) -> Category:
+def categorize(pr: PullRequest, measured: DiffProfile) -> Category:
     """Revert and explicit bumps and releases first; then the diff where it shows that no
     product logic changed (it overrides a title claiming a feature or a fix); then the
     title's declared type, its words, and last what the diff suggests."""
@@ -296,7 +302,7 @@ def _categorize(pr: PullRequest, measured: DiffProfile) -> Category:
     if declared in ("release", "deps"):
         return declared
     environment = set(measured.kinds) <= {"config", "lock", "docs", "ci"}
-    if environment and declared not in ("docs", "test") and _DEPS_TITLE.search(title.description):
+    if environment and declared not in ("docs", "test") and DEPS_TITLE.search(title.description):
         return "deps"  # "fix: upgrade torch versions in the image", and no program changed
     derived = _diff_category(pr, measured)
     if derived is not None:
@@ -305,4 +311,4 @@ def _categorize(pr: PullRequest, measured: DiffProfile) -> Category:
         return derived
     if declared is not None:
         return declared
-    return _words_category(title.description) or _weak_diff_category(measured) or "chore"
+    return words_category(title.description) or _weak_diff_category(measured) or "chore"

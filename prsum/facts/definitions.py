@@ -65,7 +65,7 @@ def public_definition(text: str, path: str) -> str | None:
     return None
 
 
-def _public_definitions(stats: Iterable[FileStats], added: bool) -> list[tuple[str, str]]:
+def public_definitions(stats: Iterable[FileStats], added: bool) -> list[tuple[str, str]]:
     """(path, name) of the public definitions the PR adds, or of those whose name it removes
     (removed or renamed): the parser's where it read the file, else the line rule's."""
     found = []
@@ -88,7 +88,7 @@ def _public_definitions(stats: Iterable[FileStats], added: bool) -> list[tuple[s
     return found
 
 
-def _defined_names(stats: Iterable[FileStats]) -> set[str]:
+def defined_names(stats: Iterable[FileStats]) -> set[str]:
     """The names the PR defines anew: added or renamed to (parsed), or on added lines."""
     names: set[str] = set()
     for item in stats:

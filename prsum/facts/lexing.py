@@ -48,7 +48,7 @@ _TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
 _DOCSTRING_START = re.compile(r"^[rRbBuUfF]{0,2}(\"\"\"|''')")
 
 
-def _comment_style(path: str) -> str:
+def comment_style(path: str) -> str:
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in _HASH_COMMENT or file_kind(path) in ("config", "ci"):
         return "#"
@@ -60,7 +60,7 @@ def _comment_style(path: str) -> str:
 
 
 @dataclass
-class _Side:
+class Side:
     """Block-comment and docstring state of one side (old or new) of a hunk."""
 
     docstring: str = ""  # the open docstring's quote, while inside one

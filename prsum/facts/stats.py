@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from prsum.facts.lexing import _comment_style, _Side
+from prsum.facts.lexing import Side, comment_style
 from prsum.filekinds import FileKind, file_kind
 from prsum.types import FileChange, FileDiff, ParsedChange, PullRequest
 
-_MAX_LINES_PER_FILE = 20_000
+MAX_LINES_PER_FILE = 20_000
 _VERSIONISH = re.compile(
     r"v?\d+(?:\.\d+)+(?:[-+.][0-9A-Za-z]+)*|\bv\d+\b|\b[0-9a-f]{7,64}\b|\bdev\d+\b|\brc\d+\b"
 )
@@ -57,7 +57,7 @@ def _squashed(lines: Iterable[str]) -> Counter[str]:
     return Counter("".join(line.split()) for line in lines)
 
 
-def _version_change(old: str, new: str) -> bool:
+def version_change(old: str, new: str) -> bool:
     """A line edited only in its version numbers, tags or commit hashes."""
     return (
         old.strip() != new.strip()
@@ -93,8 +93,8 @@ def file_stats(diff: FileDiff, change: FileChange | None) -> FileStats:
     """Read one file's patch: its code and prose lines, and which lines replace which."""
     kind = file_kind(diff.path)
     stats = FileStats(diff.path, kind, change.status if change else "M", parsed=diff.parsed)
-    style = _comment_style(diff.path)
-    old, new = _Side(), _Side()
+    style = comment_style(diff.path)
+    old, new = Side(), Side()
     removed: list[str] = []
     added: list[str] = []
 
@@ -111,10 +111,10 @@ def file_stats(diff: FileDiff, change: FileChange | None) -> FileStats:
         added.clear()
 
     in_hunk = False
-    for line in diff.patch.splitlines()[:_MAX_LINES_PER_FILE]:
+    for line in diff.patch.splitlines()[:MAX_LINES_PER_FILE]:
         if line.startswith("@@"):
             flush()
-            old, new, in_hunk = _Side(), _Side(), True
+            old, new, in_hunk = Side(), Side(), True
             continue
         if not in_hunk or not line or line[0] not in "+- ":
             continue
@@ -139,6 +139,6 @@ def file_stats(diff: FileDiff, change: FileChange | None) -> FileStats:
     return stats
 
 
-def _all_stats(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> list[FileStats]:
+def all_stats(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> list[FileStats]:
     changes = {change.path: change for change in pr.files}
     return [file_stats(diff, changes.get(diff.path)) for diff in diffs]

@@ -70,7 +70,7 @@ _BARE_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)*(?:[-.+][0-9A-Za-z.]+)?$")
 _VERSION_TITLE = re.compile(
     r"\b(release|releasing|version|prepare for|bump version to)\s+v?\d+\.\d+", re.IGNORECASE
 )
-_DEPS_TITLE = re.compile(
+DEPS_TITLE = re.compile(
     r"^(\W+\s*)?(bump|upgrade|update|pin|unpin|downgrade)\b.*"
     r"(\b(to|from)\b.*\d|\bversions?\b|\bdependenc(y|ies)\b|\bdeps\b|\block ?file)",
     re.IGNORECASE,
@@ -182,7 +182,7 @@ class TitleSignal:
     description: str = ""  # the title without its type prefix
 
 
-def _words_category(text: str) -> Category | None:
+def words_category(text: str) -> Category | None:
     for category, pattern in _TITLE_WORDS:
         if pattern.search(text):
             return category
@@ -235,7 +235,7 @@ def _plain_category(text: str) -> Category | None:
         return "revert"
     if _BARE_VERSION.match(text) or _VERSION_TITLE.search(text):
         return "release"
-    if _DEPS_TITLE.search(text):
+    if DEPS_TITLE.search(text):
         return "deps"
     first = re.match(r"[`'\"]?([A-Za-z]+)", text)
     if first and first.group(1).lower() in _LEADING_VERBS:
