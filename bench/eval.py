@@ -31,7 +31,7 @@ variant's label); where the review has judged them, the judged table comes first
 
     python bench/eval.py [--lang zh|en]... [--adapter both|on|off] [--facts-only] [--only REPO]
                          [--model coder|small|PATH] [--ctx N] [--dump FILE] [--half dev|test]
-                         [--strategy auto|fields|whole|facts] [--cards FILE --system NAME]
+                         [--strategy auto|brief|whole|fields|facts] [--cards FILE --system NAME]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "judge"))
 import judge
 from _common import SHARED
 
-from prsum.config import resolve_settings
+from prsum.config import STRATEGIES, resolve_settings
 from prsum.grounding import Evidence, cited_names
 from prsum.pipeline import Summarizer
 from prsum.profiles import DEFAULT_EMBEDDED, EMBEDDED
@@ -343,7 +343,7 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no per-card rows")
     parser.add_argument("--dump", type=Path, help="write every card here, a JSON line each")
     parser.add_argument("--half", choices=["dev", "test"], help="one half of the review's split")
-    parser.add_argument("--strategy", choices=["auto", "fields", "whole", "facts"])
+    parser.add_argument("--strategy", choices=STRATEGIES)
     parser.add_argument("--cards", type=Path, help="write the cards in the review's form here")
     parser.add_argument("--system", help="the cards' system name in the review")
     args = parser.parse_args()
