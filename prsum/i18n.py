@@ -218,6 +218,8 @@ def fallback_headline(pr: PullRequest, facts: Facts, lang: Language) -> str:
     return f"{word}: {what[0].lower() + what[1:] if what[1:2].islower() else what}"
 
 
+# What the category says and no more: "routine" and "changelog" were judged false where a bump
+# also adapted code or a release touched no changelog (4 of r6's facts-built claims).
 _CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
     "zh": {
         "feature": "新功能",
@@ -227,8 +229,8 @@ _CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
         "docs": "只改了文档",
         "test": "只改了测试",
         "ci": "只改了 CI 配置",
-        "deps": "依赖的例行升级",
-        "release": "版本号与发布说明的例行更新",
+        "deps": "依赖升级",
+        "release": "版本发布",
         "revert": "回退之前的改动",
         "chore": "日常维护",
     },
@@ -240,8 +242,8 @@ _CATEGORY_PHRASES: dict[Language, dict[Category, str]] = {
         "docs": "Docs only",
         "test": "Tests only",
         "ci": "CI configuration only",
-        "deps": "A routine dependency bump",
-        "release": "A routine version and changelog update",
+        "deps": "A dependency bump",
+        "release": "A release",
         "revert": "A revert of earlier work",
         "chore": "Maintenance",
     },
