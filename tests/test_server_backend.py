@@ -91,20 +91,26 @@ def test_two_jobs_on_a_server_write_cards_like_the_embedded_model(
         ]
 
 
+def served_cards(history: RepoBuilder, server: str, *flags: str) -> list[dict]:  # noqa: F811
+    """The cards of the history's first two PRs, written by the coder through `server`."""
+    document = run_range(
+        history.path,
+        None,
+        *("--backend", "openai", "--base-url", server, "--no-cache", *flags),
+        spec="v0..main~2",
+    )
+    return document["cards"]
+
+
 @pytest.mark.model
 def test_whole_cards_through_the_servers_chat_endpoint(
     history: RepoBuilder,  # noqa: F811
     coder_server: str,
 ) -> None:
-    document = run_range(
-        history.path,
-        None,
-        *("--backend", "openai", "--base-url", coder_server, "--no-cache", "--strategy", "whole"),
-        spec="v0..main~2",
-    )
-    assert all(card["model"]["strategy"] == "whole" for card in document["cards"])
-    assert_whole_cards_hold(document["cards"], history, base_model=False)
-    assert any("summary" in card["card"]["by_model"] for card in document["cards"])
+    cards = served_cards(history, coder_server, "--strategy", "whole")
+    assert all(card["model"]["strategy"] == "whole" for card in cards)
+    assert_whole_cards_hold(cards, history, base_model=False)
+    assert any("summary" in card["card"]["by_model"] for card in cards)
 
 
 @pytest.mark.model
@@ -112,14 +118,9 @@ def test_brief_cards_stop_where_a_servers_answer_reaches_the_summary(
     history: RepoBuilder,  # noqa: F811
     coder_server: str,
 ) -> None:
-    document = run_range(
-        history.path,
-        None,
-        *("--backend", "openai", "--base-url", coder_server, "--no-cache"),
-        spec="v0..main~2",
-    )
-    assert_whole_cards_hold(document["cards"], history, base_model=False, strategy="brief")
-    for card in document["cards"]:
+    cards = served_cards(history, coder_server)
+    assert_whole_cards_hold(cards, history, base_model=False, strategy="brief")
+    for card in cards:
         body = card["card"]
         assert {"verdict", "minutes"} <= set(body["by_model"]) <= {"headline", "verdict", "minutes"}
         assert not body["lessons"]
