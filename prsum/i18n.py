@@ -22,6 +22,7 @@ from prsum.types import (
     FileChange,
     Focus,
     Language,
+    LineEdit,
     PullRequest,
     Related,
     Verdict,
@@ -277,6 +278,26 @@ def pointer_sentence(places: Sequence[Focus], lang: Language) -> str:
         return "建议先读 " + "，再看 ".join(said) + "。"
     said = [f"`{p.symbol}` in `{p.path}`" if p.symbol else f"`{p.path}`" for p in places]
     return "Start with " + ", then ".join(said) + "."
+
+
+def edits_sentence(path: str, edits: Sequence[LineEdit], lang: Language) -> str:
+    """The code a file edits in place, quoted: "`a` becomes `b`", "adds `if x:`"."""
+    zh = lang == "zh"
+    said = []
+    for edit in edits:
+        if edit.before and edit.after:
+            said.append(
+                f"`{edit.before}` 改为 `{edit.after}`"
+                if zh
+                else f"`{edit.before}` becomes `{edit.after}`"
+            )
+        elif edit.after:
+            said.append(f"新增 `{edit.after}`" if zh else f"adds `{edit.after}`")
+        else:
+            said.append(f"删去 `{edit.before}`" if zh else f"drops `{edit.before}`")
+    if zh:
+        return f"`{path}` 中，" + "；".join(said) + "。"
+    return f"In `{path}`, " + "; ".join(said) + "."
 
 
 def files_sentence(paths: Sequence[str], lang: Language) -> str:

@@ -183,6 +183,16 @@ class Breaking:
 
 
 @dataclass(frozen=True)
+class LineEdit:
+    """Code a PR edits in place, quoted from its diff: `before` became `after`; one of them is
+    empty for a line of control flow removed or added (prsum.facts.edits)."""
+
+    path: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class Facts:
     """What can be said about a PR without a model."""
 
@@ -211,6 +221,7 @@ class Facts:
     new_module_lines: int = 0  # of logic_lines, those in source files the PR adds
     mechanical: str = ""  # why no line needs reading: whitespace, typo, comments, rename, generated
     breaking_scope: str = ""  # "api" (callers must change) or "environment" (where it runs)
+    edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
 
 
 @dataclass(frozen=True)

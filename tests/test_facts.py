@@ -6,7 +6,7 @@ import pytest
 
 from prsum.facts import compute_facts
 from prsum.history import History
-from prsum.types import Facts
+from prsum.types import Facts, LineEdit
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <bot@example.com>"
@@ -455,3 +455,36 @@ def test_a_breaking_pr_is_told_to_warn_users_unless_it_writes_its_changelog(
     assert facts.breaking.is_breaking
     warning = "Warn users of the old behaviour in the release notes."
     assert (warning in follow_ups(pr, facts, "en")) is warned
+
+
+def test_edits_quote_a_line_changed_in_place_and_control_flow_added(repo: RepoBuilder) -> None:
+    base = (
+        "import os\n\n\ndef join(cookies):\n    value = os.sep\n"
+        "    header = cookies.join(',')\n    return header\n"
+    )
+    repo.commit("Add join (#1)", {"src/app.py": base})
+    edited = base.replace("cookies.join(',')", "cookies.join('; ')").replace(
+        "    value = os.sep\n", "    value = os.sep\n    if not cookies:\n        return ''\n"
+    )
+    facts = facts_of(repo, "Fix join (#2)", {"src/app.py": edited})
+    assert facts.edits == (
+        LineEdit("src/app.py", "header = cookies.join(',')", "header = cookies.join('; ')"),
+        LineEdit("src/app.py", "", "if not cookies:"),
+    )
+
+
+def test_edits_leave_out_formatting_imports_comments_and_new_files(repo: RepoBuilder) -> None:
+    base = "import a, b\n\n\ndef f(x):\n    # old words\n    return g(x, 'y')\n"
+    repo.commit("Add f (#1)", {"src/app.py": base})
+    reformatted = 'import b, a\n\n\ndef f(x):\n    # new words\n    return g(x, "y")\n'
+    facts = facts_of(
+        repo, "Tidy (#2)", {"src/app.py": reformatted, "src/new.py": "if x:\n    y = 1\n"}
+    )
+    assert facts.edits == ()
+
+
+def test_a_long_line_is_quoted_around_its_change(repo: RepoBuilder) -> None:
+    line = "result = compute(alpha, beta, gamma, delta, epsilon, zeta, eta, theta, {}, kappa)\n"
+    repo.commit("Add (#1)", {"src/app.py": line.format("iota")})
+    facts = facts_of(repo, "Change (#2)", {"src/app.py": line.format("lambda_")})
+    assert facts.edits == (LineEdit("src/app.py", "theta, iota, kappa)", "theta, lambda_, kappa)"),)

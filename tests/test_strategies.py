@@ -191,6 +191,33 @@ def test_a_brief_card_takes_the_headline_verdict_and_minutes_and_no_prose(
     assert not body.dropped  # stopping where it was told to is no fault of the answer
 
 
+@pytest.mark.parametrize(
+    ("lang", "quoted"),
+    [
+        (
+            "zh",
+            "`src/parser.py` 中，`def parse(text):` 改为 `def parse(text, sep=None):`；"
+            "`return text.split()` 改为 `return text.split(sep)`。",
+        ),
+        (
+            "en",
+            "In `src/parser.py`, `def parse(text):` becomes `def parse(text, sep=None):`; "
+            "`return text.split()` becomes `return text.split(sep)`.",
+        ),
+    ],
+)
+def test_a_brief_card_quotes_the_code_its_pr_edits_in_place(
+    repo: RepoBuilder, lang: str, quoted: str
+) -> None:
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    edited = PARSER.replace(
+        "(text):\n    return text.split()", "(text, sep=None):\n    return text.split(sep)"
+    )
+    repo.commit("Split on a separator (#11)", {"src/parser.py": edited})
+    card, _ = whole_card(repo, GOOD, lang=lang, chat_format="model", spec="HEAD~1..HEAD")
+    assert quoted in card.body.summary
+
+
 @pytest.mark.parametrize("honours_stop", [True, False])
 def test_a_brief_card_takes_only_its_three_fields_from_any_answer(
     repo: RepoBuilder, honours_stop: bool

@@ -32,6 +32,7 @@ from prsum.types import (
     FileDiff,
     Focus,
     Language,
+    LineEdit,
     Provenance,
     PullRequest,
     Timing,
@@ -44,6 +45,8 @@ FOCUS_PLACES: dict[Verdict, int] = {"deep": 2, "skim": 1, "skip": 0}
 _TEST_NAME = re.compile(r"(^|[.:])(test_|Test[A-Z_]|test[A-Z])\w*$|(_test|Test|Tests|Spec)$")
 # A card with no focus (a skip) still names the files of a PR this small.
 _NAMED_FILES = 3
+_EDIT_FILES = 2  # files whose in-place edits a summary quotes
+_EDITS_SHOWN = 2  # edits it quotes in all
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,10 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     if said:
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
+    else:
+        sentences.extend(
+            edits_sentences(card.facts.edits, [item.path for item in card.places], lang)
+        )
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
     unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
@@ -120,6 +127,23 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     elif not focus and 0 < len(files) <= _NAMED_FILES:
         sentences.append(i18n.files_sentence(files, lang))
     return words.sentence_joiner.join(sentences)
+
+
+def edits_sentences(edits: Sequence[LineEdit], first: Sequence[str], lang: Language) -> list[str]:
+    """What the code edits in place, quoted, for the files read first (`first`, then the
+    diff's order): a few edits of at most two files, what a reader checks before anything."""
+    by_path: dict[str, list[LineEdit]] = {}
+    for edit in edits:
+        by_path.setdefault(edit.path, []).append(edit)
+    rank = {path: index for index, path in enumerate(first)}
+    paths = sorted(by_path, key=lambda path: rank.get(path, len(rank)))[:_EDIT_FILES]
+    sentences, left = [], _EDITS_SHOWN
+    for path in paths:
+        shown = by_path[path][:left]
+        if shown:
+            sentences.append(i18n.edits_sentence(path, shown, lang))
+            left -= len(shown)
+    return sentences
 
 
 def facts_headline(card: CardInput) -> str:

@@ -1,0 +1,181 @@
+"""The code a PR edits in place, quoted from its diff: true by construction.
+
+A reviewer's first question of a small fix is what exactly changed: `join(',')` became
+`join('; ')`, a regex gained `OPTIONS`, a check `if cmd.ctx == nil` was added. The diff says it
+verbatim, so prsum quotes it rather than have a model paraphrase it (the model's paraphrases
+were the card's false claims: README, "Card quality, measured").
+
+An edit is read only where the diff leaves no doubt about it: in a run of a few changed code
+lines, a line replaced by a similar one (quoted where they differ), or a line of control flow
+(`if`, `raise`, `catch` …) added to or removed from code that stays. Comments, imports, reordered or
+reformatted lines, and files the PR adds or deletes whole are not edits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from difflib import SequenceMatcher
+
+from prsum.facts.lexing import Side, comment_style
+from prsum.filekinds import file_kind, is_auxiliary, is_generated
+from prsum.types import FileDiff, LineEdit, PullRequest
+
+_KINDS = frozenset({"source", "config", "ci"})  # where a line's change is behaviour
+_MAX_BLOCK = 3  # code lines on a side of a change block read as pairs or as added lines
+_MAX_QUOTE = 80  # characters of code quoted for one side of an edit
+_CONTEXT_TOKENS = 2  # unchanged tokens quoted on each side of the change
+_MAX_PER_FILE = 3
+_SIMILAR = 0.5  # a pair of lines at least this similar is one line edited, not two lines
+_TOKEN = re.compile(r"\w+|\S")
+_IMPORT = re.compile(r"^(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate)\b")
+# A line of control flow: what it adds or removes is a path through the code (a plain `return`
+# is most often the body of the `if` quoted before it).
+_CONTROL = re.compile(
+    r"^(?:if|elif|else if|}\s*else if|unless|while|for|guard|raise|throw|panic!|return Err|"
+    r"except|catch|}\s*catch)\b"
+)
+# What formatting changes and behaviour does not: spaces, a trailing comma or semicolon.
+_SPACE = re.compile(r"\s+")
+_TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
+
+
+def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, ...]:
+    """The edits of the PR's changed files of code and configuration, file by file in the
+    diff's order, at most a few a file."""
+    status = {change.path: change.status for change in pr.files}
+    found: list[LineEdit] = []
+    said: set[tuple[str, str]] = set()  # an edit made in many places is quoted once
+    for diff in diffs:
+        path = diff.path
+        if (
+            status.get(path) not in ("M", "R")
+            or file_kind(path) not in _KINDS
+            or is_generated(path)
+            or is_auxiliary(path)
+        ):
+            continue
+        kept = 0
+        for edit in _file_edits(path, diff.patch):
+            if kept < _MAX_PER_FILE and (edit.before, edit.after) not in said:
+                said.add((edit.before, edit.after))
+                found.append(edit)
+                kept += 1
+    return tuple(found)
+
+
+def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
+    for removed, added, inserted in _blocks(patch, comment_style(path)):
+        if not (removed or added) or len(removed) > _MAX_BLOCK or len(added) > _MAX_BLOCK:
+            continue
+        pairs = _pairs(removed, added)
+        if not (pairs or inserted):
+            continue  # a new block of code, or one removed whole: no edit to quote
+        for before, after in pairs:
+            if edit := _replacement(path, before, after):
+                yield edit
+        paired_old = {before for before, _ in pairs}
+        paired_new = {after for _, after in pairs}
+        for text in removed:
+            if text not in paired_old and _CONTROL.match(text) and _quotable(text):
+                yield LineEdit(path, text, "")
+        for text in added:
+            if text not in paired_new and _CONTROL.match(text) and _quotable(text):
+                yield LineEdit(path, "", text)
+
+
+def _pairs(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
+    """Each removed line with the added line it became, in order: the most similar one after
+    the last paired, if similar enough to be one line edited rather than two lines."""
+    pairs = []
+    start = 0
+    for before in removed:
+        ratios = [
+            (SequenceMatcher(None, before, after, autojunk=False).ratio(), index)
+            for index, after in enumerate(added[start:], start)
+        ]
+        ratio, index = max(ratios, default=(0.0, 0))
+        if ratio >= _SIMILAR:
+            pairs.append((before, added[index]))
+            start = index + 1
+    return pairs
+
+
+def _blocks(patch: str, style: str) -> Iterator[tuple[list[str], list[str], bool]]:
+    """Each run of removed and added lines: the code lines of each side (stripped), and
+    whether the run sits between unchanged lines (an insertion into code that stays, not a
+    new block of code)."""
+    old, new = Side(), Side()
+    removed: list[str] = []
+    added: list[str] = []
+    context_before = False
+    in_hunk = False
+    for line in patch.splitlines():
+        if line.startswith("@@"):
+            if removed or added:
+                yield removed, added, False
+            removed, added, context_before, in_hunk = [], [], False, True
+            old, new = Side(), Side()
+            continue
+        if not in_hunk or line.startswith("\\"):
+            continue
+        tag, text = line[:1], line[1:]
+        if tag == "-":
+            if old.role(text, style) == "code":
+                removed.append(text.strip())
+        elif tag == "+":
+            if new.role(text, style) == "code":
+                added.append(text.strip())
+        else:
+            if removed or added:
+                yield removed, added, context_before
+                removed, added = [], []
+            old.role(text, style)
+            new.role(text, style)
+            context_before = bool(text.strip())
+    if removed or added:
+        yield removed, added, False
+
+
+def _replacement(path: str, before: str, after: str) -> LineEdit | None:
+    """The edit of one line into another: the changed tokens with a little of what stays
+    around them, if the lines are one line edited and the change is more than formatting."""
+    if _IMPORT.match(before) or _IMPORT.match(after) or "`" in before + after:
+        return None
+    old_tokens = list(_TOKEN.finditer(before))
+    new_tokens = list(_TOKEN.finditer(after))
+    old_words = [token.group() for token in old_tokens]
+    new_words = [token.group() for token in new_tokens]
+    if sorted(old_words) == sorted(new_words) or _unformatted(before) == _unformatted(after):
+        return None  # reordered or reformatted
+    changes = [
+        op
+        for op in SequenceMatcher(None, old_words, new_words, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    old_quote = _quote(before, old_tokens, changes[0][1], changes[-1][2])
+    new_quote = _quote(after, new_tokens, changes[0][3], changes[-1][4])
+    if not (_quotable(old_quote) and _quotable(new_quote)):
+        return None
+    return LineEdit(path, old_quote, new_quote)
+
+
+def _unformatted(line: str) -> str:
+    """The line as a formatter cannot change it: no spaces, no trailing separator, one quote."""
+    return _TRAILING.sub("", _SPACE.sub("", line)).replace("'", '"')
+
+
+def _quote(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
+    """The line's tokens `first` to `stop` (exclusive), with a few unchanged ones around them,
+    from and to a space (no number or name cut in two); the whole line where it is short."""
+    if len(line) <= _MAX_QUOTE:
+        return line
+    start = tokens[max(first - _CONTEXT_TOKENS, 0)].start()
+    end = tokens[min(stop + _CONTEXT_TOKENS, len(tokens)) - 1].end()
+    start = line.rfind(" ", 0, start) + 1
+    space = line.find(" ", end)
+    return line[start : space if space >= 0 else len(line)]
+
+
+def _quotable(text: str) -> bool:
+    return 0 < len(text) <= _MAX_QUOTE and "`" not in text
