@@ -22,6 +22,7 @@ _LOCK_FILES = {
     "composer.lock",
     "Gemfile.lock",
     "bun.lockb",
+    "bun.lock",  # Bun's text lockfile (1.2 on)
 }
 _VENDORED = re.compile(r"(^|/)(vendor|vendored|third_party|node_modules|_vendor)/")
 _CI = re.compile(

@@ -488,3 +488,17 @@ def test_a_long_line_is_quoted_around_its_change(repo: RepoBuilder) -> None:
     repo.commit("Add (#1)", {"src/app.py": line.format("iota")})
     facts = facts_of(repo, "Change (#2)", {"src/app.py": line.format("lambda_")})
     assert facts.edits == (LineEdit("src/app.py", "theta, iota, kappa)", "theta, lambda_, kappa)"),)
+
+
+def test_a_pr_that_changes_code_is_told_by_its_code_edits_only(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Add (#1)",
+        {"src/app.py": "LIMIT = 1\n", ".github/workflows/ci.yml": "runs-on: ubuntu-22.04\n"},
+    )
+    ci = {".github/workflows/ci.yml": "runs-on: ubuntu-24.04\n"}
+    facts = facts_of(repo, "Raise the limit (#2)", {"src/app.py": "LIMIT = 2\n", **ci})
+    assert facts.edits == (LineEdit("src/app.py", "LIMIT = 1", "LIMIT = 2"),)
+    facts = facts_of(repo, "Newer runner (#3)", {".github/workflows/ci.yml": "runs-on: x-24\n"})
+    assert facts.edits == (
+        LineEdit(".github/workflows/ci.yml", "runs-on: ubuntu-24.04", "runs-on: x-24"),
+    )

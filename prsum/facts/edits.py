@@ -28,7 +28,11 @@ _CONTEXT_TOKENS = 2  # unchanged tokens quoted on each side of the change
 _MAX_PER_FILE = 3
 _SIMILAR = 0.5  # a pair of lines at least this similar is one line edited, not two lines
 _TOKEN = re.compile(r"\w+|\S")
-_IMPORT = re.compile(r"^(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate)\b")
+_IMPORT = re.compile(
+    r"^(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate|"
+    r"export\s+(?:type\s+)?(?:\{|\*))"  # a re-export list is an import list
+)
+_WORD = re.compile(r"\w")
 # A line of control flow: what it adds or removes is a path through the code (a plain `return`
 # is most often the body of the `if` quoted before it).
 _CONTROL = re.compile(
@@ -41,16 +45,20 @@ _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
 
 
 def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, ...]:
-    """The edits of the PR's changed files of code and configuration, file by file in the
-    diff's order, at most a few a file."""
+    """The edits of the PR's changed files of code (of configuration where it changes no
+    code: a version in a CI file says nothing of what a code change does), file by file in
+    the diff's order, at most a few a file."""
     status = {change.path: change.status for change in pr.files}
+    kinds = _KINDS
+    if any(file_kind(change.path) == "source" for change in pr.files):
+        kinds = frozenset({"source"})
     found: list[LineEdit] = []
     said: set[tuple[str, str]] = set()  # an edit made in many places is quoted once
     for diff in diffs:
         path = diff.path
         if (
             status.get(path) not in ("M", "R")
-            or file_kind(path) not in _KINDS
+            or file_kind(path) not in kinds
             or is_generated(path)
             or is_auxiliary(path)
         ):
@@ -153,8 +161,11 @@ def _replacement(path: str, before: str, after: str) -> LineEdit | None:
         for op in SequenceMatcher(None, old_words, new_words, autojunk=False).get_opcodes()
         if op[0] != "equal"
     ]
-    old_quote = _quote(before, old_tokens, changes[0][1], changes[-1][2])
-    new_quote = _quote(after, new_tokens, changes[0][3], changes[-1][4])
+    if len(before) <= _MAX_QUOTE and len(after) <= _MAX_QUOTE:
+        old_quote, new_quote = before, after
+    else:  # both cut around the change, so that they show the same place
+        old_quote = _cut(before, old_tokens, changes[0][1], changes[-1][2])
+        new_quote = _cut(after, new_tokens, changes[0][3], changes[-1][4])
     if not (_quotable(old_quote) and _quotable(new_quote)):
         return None
     return LineEdit(path, old_quote, new_quote)
@@ -165,11 +176,9 @@ def _unformatted(line: str) -> str:
     return _TRAILING.sub("", _SPACE.sub("", line)).replace("'", '"')
 
 
-def _quote(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
+def _cut(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
     """The line's tokens `first` to `stop` (exclusive), with a few unchanged ones around them,
-    from and to a space (no number or name cut in two); the whole line where it is short."""
-    if len(line) <= _MAX_QUOTE:
-        return line
+    from and to a space (no number or name cut in two)."""
     start = tokens[max(first - _CONTEXT_TOKENS, 0)].start()
     end = tokens[min(stop + _CONTEXT_TOKENS, len(tokens)) - 1].end()
     start = line.rfind(" ", 0, start) + 1
@@ -178,4 +187,5 @@ def _quote(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str
 
 
 def _quotable(text: str) -> bool:
-    return 0 < len(text) <= _MAX_QUOTE and "`" not in text
+    """Short enough to quote, with a name or a value in it (`})` tells a reader nothing)."""
+    return len(text) <= _MAX_QUOTE and "`" not in text and bool(_WORD.search(text))
