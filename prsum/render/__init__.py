@@ -50,6 +50,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "generated_or_vendored": list(facts.generated_or_vendored),
             "todos_added": list(facts.todos_added),
             "new_options": list(facts.new_options),
+            "edits": [vars(edit) for edit in facts.edits],
             "size": {
                 "files": facts.files_changed,
                 "added": facts.lines_added,
