@@ -185,11 +185,20 @@ def touched_definitions(diff: FileDiff) -> set[str]:
     return {change.qualified for change in diff.parsed.definitions if change.status != "removed"}
 
 
-def within(name: str, definitions: set[str]) -> bool:
-    """Whether the qualified `name` is one of `definitions` or inside one (`Greeter.greet` is
-    inside `Greeter`, which a PR that adds the class touched whole)."""
-    return name in definitions or any(
-        name.startswith(f"{outer}{separator}") for outer in definitions for separator in (".", "::")
+def holder(name: str, definitions: set[str]) -> str | None:
+    """The one of `definitions` that the qualified `name` is, or is inside (`Greeter.greet` is
+    inside `Greeter`, which a PR that adds the class touched whole): the name as this PR
+    writes it, the only one its card may cite."""
+    if name in definitions:
+        return name
+    return next(
+        (
+            outer
+            for outer in sorted(definitions)
+            for separator in (".", "::")
+            if name.startswith(f"{outer}{separator}")
+        ),
+        None,
     )
 
 

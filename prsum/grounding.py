@@ -30,7 +30,7 @@ class Evidence:
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
-            f"{change.old_name} {change.name}"
+            f"{change.old_name} {change.name} {change.old_qualified} {change.qualified}"
             for diff in diffs
             if diff.parsed is not None
             for change in diff.parsed.definitions

@@ -363,6 +363,8 @@ def _related_phrase(related: Related, lang: Language) -> str:
             if lang == "zh"
             else f"Reverted later by {related.label}."
         )
+    # "Touched again" was read as "the fix was revised" (judged false): the later PR changed
+    # the same definition, not necessarily the same lines.
     if lang == "zh":
-        return f"之后 {related.label} 又改动了 `{related.name}`。"
-    return f"`{related.name}` was touched again by {related.label}."
+        return f"后来 {related.label} 也改动了 `{related.name}`。"
+    return f"{related.label} later changed `{related.name}` too."

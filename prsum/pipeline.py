@@ -16,7 +16,7 @@ from prsum import __version__
 from prsum.cache import JsonStore, content_key, package_digest
 from prsum.cards import CardWriter, choose_strategy
 from prsum.config import Settings
-from prsum.digest import touched_definitions, within
+from prsum.digest import holder, touched_definitions
 from prsum.discovery import list_prs, prepared
 from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
@@ -289,11 +289,11 @@ class Summarizer:
         pr, commits, diffs, facts = read
         names = {name for diff in diffs for name in touched_definitions(diff)}
         again = sorted(
-            (
-                Related("touched_again", label, name)
+            {
+                Related("touched_again", label, held)
                 for name, label in self._touched_later.items()
-                if within(name, names)
-            ),
+                if (held := holder(name, names))
+            },
             key=lambda related: (related.label, related.name or ""),
         )
         for name in names:

@@ -410,7 +410,7 @@ def test_logic_lines_leave_out_comments_versions_and_scripts(repo: RepoBuilder) 
     assert facts.tricky == ("concurrency",)
 
 
-def test_a_later_pr_touching_a_definition_again_is_told_by_its_qualified_name(
+def test_a_later_pr_touching_a_definition_again_is_told_by_the_name_this_pr_writes(
     repo: RepoBuilder,
 ) -> None:
     from prsum.types import Card
@@ -427,11 +427,19 @@ def test_a_later_pr_touching_a_definition_again_is_told_by_its_qualified_name(
             "tests/test_b.py": test.replace("test_a", "test_b"),
         },
     )
+    repo.commit("Greet softly (#3)", {"src/greeter.py": source.replace("'Hi '", "'hi '")})
     cards = cards_for(repo.path, "v0..main", cache=False)
-    older = next(c for c in cards if isinstance(c, Card) and c.pr.number == 1)
+    older, middle = (
+        next(c for c in cards if isinstance(c, Card) and c.pr.number == number) for number in (1, 2)
+    )
+    # #2 changed the method, and so did #3: its qualified name is #2's own (by its parser).
+    assert "后来 #3 也改动了 `Greeter.greet`。" in middle.body.follow_ups
+    # #3 changed `Greeter.greet`, inside the `Greeter` that #1 added whole: the card names
+    # the definition as #1 writes it (a name #1 does not contain would be cut out of it).
     assert [(r.relation, r.label, r.name) for r in older.pr.related] == [
-        ("touched_again", "#2", "Greeter.greet")
+        ("touched_again", "#3", "Greeter")
     ]
+    assert "后来 #3 也改动了 `Greeter`。" in older.body.follow_ups
 
 
 @pytest.mark.parametrize(
@@ -493,12 +501,17 @@ def test_a_long_line_is_quoted_around_its_change(repo: RepoBuilder) -> None:
 def test_a_pr_that_changes_code_is_told_by_its_code_edits_only(repo: RepoBuilder) -> None:
     repo.commit(
         "Add (#1)",
-        {"src/app.py": "LIMIT = 1\n", ".github/workflows/ci.yml": "runs-on: ubuntu-22.04\n"},
+        {"src/app.py": "LIMIT = 1\n", ".github/workflows/ci.yml": "uses: actions/checkout@v4\n"},
     )
-    ci = {".github/workflows/ci.yml": "runs-on: ubuntu-24.04\n"}
+    ci = {".github/workflows/ci.yml": "uses: actions/checkout@v5\n"}
     facts = facts_of(repo, "Raise the limit (#2)", {"src/app.py": "LIMIT = 2\n", **ci})
     assert facts.edits == (LineEdit("src/app.py", "LIMIT = 1", "LIMIT = 2"),)
-    facts = facts_of(repo, "Newer runner (#3)", {".github/workflows/ci.yml": "runs-on: x-24\n"})
+    # `uses:` is no `use` declaration (an import): the edit of a CI file that is all a PR does
+    facts = facts_of(
+        repo, "Checkout v6 (#3)", {".github/workflows/ci.yml": "uses: actions/checkout@v6\n"}
+    )
     assert facts.edits == (
-        LineEdit(".github/workflows/ci.yml", "runs-on: ubuntu-24.04", "runs-on: x-24"),
+        LineEdit(
+            ".github/workflows/ci.yml", "uses: actions/checkout@v5", "uses: actions/checkout@v6"
+        ),
     )

@@ -196,13 +196,13 @@ def test_a_brief_card_takes_the_headline_verdict_and_minutes_and_no_prose(
     [
         (
             "zh",
-            "`src/parser.py` 中，`def parse(text):` 改为 `def parse(text, sep=None):`；"
-            "`return text.split()` 改为 `return text.split(sep)`。",
+            "`src/parser.py` 中，`return text.split()` 改为 `return text.split(sep)`；"
+            "`def parse(text):` 改为 `def parse(text, sep=None):`。",
         ),
         (
             "en",
-            "In `src/parser.py`, `def parse(text):` becomes `def parse(text, sep=None):`; "
-            "`return text.split()` becomes `return text.split(sep)`.",
+            "In `src/parser.py`, `return text.split()` becomes `return text.split(sep)`; "
+            "`def parse(text):` becomes `def parse(text, sep=None):`.",
         ),
     ],
 )
@@ -214,6 +214,7 @@ def test_a_brief_card_quotes_the_code_its_pr_edits_in_place(
         "(text):\n    return text.split()", "(text, sep=None):\n    return text.split(sep)"
     )
     repo.commit("Split on a separator (#11)", {"src/parser.py": edited})
+    # The edit the title speaks of ("split") comes first.
     card, _ = whole_card(repo, GOOD, lang=lang, chat_format="model", spec="HEAD~1..HEAD")
     assert quoted in card.body.summary
 

@@ -117,7 +117,7 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         sentences.append(said + end)
     else:
         sentences.extend(
-            edits_sentences(card.facts.edits, [item.path for item in card.places], lang)
+            edits_sentences(card.facts.edits, [item.path for item in card.places], pr.title, lang)
         )
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
@@ -129,18 +129,22 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     return words.sentence_joiner.join(sentences)
 
 
-def edits_sentences(edits: Sequence[LineEdit], first: Sequence[str], lang: Language) -> list[str]:
+def edits_sentences(
+    edits: Sequence[LineEdit], first: Sequence[str], title: str, lang: Language
+) -> list[str]:
     """What the code edits in place, quoted, for the files read first (`first`, then the
-    diff's order): a few edits of at most two files, what a reader checks before anything."""
+    diff's order): a few edits of at most two files, those about what the title says first
+    (a true but incidental edit was the one quoted where the title's was further down)."""
     by_path: dict[str, list[LineEdit]] = {}
     for edit in edits:
         by_path.setdefault(edit.path, []).append(edit)
     rank = {path: index for index, path in enumerate(first)}
     paths = sorted(by_path, key=lambda path: rank.get(path, len(rank)))[:_EDIT_FILES]
+    words = title_words(title)
     sentences, left = [], _EDITS_SHOWN
     for path in paths:
-        shown = by_path[path][:left]
-        if shown:
+        ranked = sorted(by_path[path], key=lambda e: -relevance(words, "", (e.before, e.after)))
+        if shown := ranked[:left]:
             sentences.append(i18n.edits_sentence(path, shown, lang))
             left -= len(shown)
     return sentences

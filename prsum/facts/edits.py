@@ -29,8 +29,8 @@ _MAX_PER_FILE = 3
 _SIMILAR = 0.5  # a pair of lines at least this similar is one line edited, not two lines
 _TOKEN = re.compile(r"\w+|\S")
 _IMPORT = re.compile(
-    r"^(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate|"
-    r"export\s+(?:type\s+)?(?:\{|\*))"  # a re-export list is an import list
+    r"^(?:(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate)\b"
+    r"|export\s+(?:type\s+)?[{*])"  # a re-export list is an import list
 )
 _WORD = re.compile(r"\w")
 # A line of control flow: what it adds or removes is a path through the code (a plain `return`
