@@ -191,15 +191,13 @@ def holder(name: str, definitions: set[str]) -> str | None:
     writes it, the only one its card may cite."""
     if name in definitions:
         return name
-    return next(
-        (
-            outer
-            for outer in sorted(definitions)
-            for separator in (".", "::")
-            if name.startswith(f"{outer}{separator}")
-        ),
-        None,
-    )
+    holders = [
+        outer
+        for outer in definitions
+        for separator in (".", "::")
+        if name.startswith(f"{outer}{separator}")
+    ]
+    return max(holders, key=len, default=None)  # the innermost
 
 
 # --- the parser's account -------------------------------------------------------------------

@@ -311,3 +311,31 @@ def test_only_a_prompts_worked_example_is_text_not_to_copy(lang: str) -> None:
     card = prompts.example_part(prompts.frame(lang, "card"))
     assert "isExpired" in card and "JSON" not in card  # the example, not the instructions
     assert prompts.example_part(prompts.frame(lang, "whole")) == ""  # instructions only
+
+
+def test_a_summary_quotes_two_edits_of_the_files_read_first_in_the_cards_words() -> None:
+    from prsum.cards.assembly import edits_sentences
+    from prsum.types import LineEdit
+
+    edits = [
+        LineEdit("src/a.py", "x = 1", "x = 2"),
+        LineEdit("src/b.py", "if ready:", ""),
+        LineEdit("src/b.py", "", "raise Timeout()"),
+        LineEdit("src/c.py", "y = 1", "y = 2"),
+    ]
+    # src/b.py is read first; its edit about the title's "timeout" before the other
+    assert edits_sentences(edits, ["src/b.py"], "Raise a timeout", "en") == [
+        "In `src/b.py`, adds `raise Timeout()`; drops `if ready:`."
+    ]
+    assert edits_sentences(edits, ["src/c.py", "src/a.py"], "Bump", "zh") == [
+        "`src/c.py` 中，`y = 1` 改为 `y = 2`。",
+        "`src/a.py` 中，`x = 1` 改为 `x = 2`。",
+    ]
+
+
+def test_a_name_is_held_by_the_innermost_definition_this_pr_writes() -> None:
+    from prsum.digest import holder
+
+    assert holder("A.B.c", {"A", "A.B"}) == "A.B"
+    assert holder("A::b", {"A"}) == "A"
+    assert holder("B.c", {"A"}) is None

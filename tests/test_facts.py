@@ -515,3 +515,63 @@ def test_a_pr_that_changes_code_is_told_by_its_code_edits_only(repo: RepoBuilder
             ".github/workflows/ci.yml", "uses: actions/checkout@v5", "uses: actions/checkout@v6"
         ),
     )
+
+
+def test_edits_pair_each_line_with_the_one_it_became_and_see_moves(repo: RepoBuilder) -> None:
+    checked = (
+        "def f(user):\n    if user is None:\n        raise ValueError(user)\n"
+        "    name = user.name\n    return name\n"
+    )
+    repo.commit(
+        "Add (#1)",
+        {
+            "src/a.py": "timeout = 30\nretries = 3\n",
+            "src/b.py": checked,
+            "src/c.py": "LIMIT = 1\n",
+            "src/e.py": "LIMIT = 1\n",
+        },
+    )
+    moved = (
+        "def f(user):\n    name = user.name\n    if user is None:\n        raise ValueError(user)\n"
+        "    return name\n"
+    )
+    facts = facts_of(
+        repo,
+        "Change (#2)",
+        # `timeout` is gone and `retries` changed: not "`timeout = 30` becomes `retries = 5`";
+        # the check moved below a line: not "drops `if user is None:`"; the same edit in two
+        # files is quoted once.
+        {
+            "src/a.py": "retries = 5\n",
+            "src/b.py": moved,
+            "src/c.py": "LIMIT = 2\n",
+            "src/e.py": "LIMIT = 2\n",
+        },
+    )
+    assert facts.edits == (
+        LineEdit("src/a.py", "retries = 3", "retries = 5"),
+        LineEdit("src/c.py", "LIMIT = 1", "LIMIT = 2"),
+    )
+
+
+def test_edits_read_rust_panics_and_no_prose_or_import_lists(repo: RepoBuilder) -> None:
+    doc = "".join(f"    line {n} of the prose.\n" for n in range(12))
+    python = f'def f():\n    """Doc.\n\n{doc}    """\n    return 1\n'
+    rust = "fn f(x: u8) -> u8 {\n    let y = x + 1;\n    y\n}\n"
+    repo.commit("Add (#1)", {"src/f.py": python, "src/f.rs": rust, "src/g.py": "from m import a\n"})
+    facts = facts_of(
+        repo,
+        "Change (#2)",
+        {
+            # a hunk that begins inside a docstring reads its lines as prose
+            "src/f.py": python.replace("line 10 of the prose", "line ten of the prose"),
+            "src/f.rs": rust.replace(
+                "    y\n", '    if y == 0 {\n        panic!("zero");\n    }\n    y\n'
+            ),
+            "src/g.py": "from m import a, b\n",
+        },
+    )
+    assert facts.edits == (
+        LineEdit("src/f.rs", "", "if y == 0 {"),
+        LineEdit("src/f.rs", "", 'panic!("zero");'),
+    )

@@ -27,6 +27,7 @@ _MAX_QUOTE = 80  # characters of code quoted for one side of an edit
 _CONTEXT_TOKENS = 2  # unchanged tokens quoted on each side of the change
 _MAX_PER_FILE = 3
 _SIMILAR = 0.5  # a pair of lines at least this similar is one line edited, not two lines
+_MAX_LINE = 400  # longer lines (data, minified code) are not compared: it costs too much
 _TOKEN = re.compile(r"\w+|\S")
 _IMPORT = re.compile(
     r"^(?:(?:import|from\s+\S+\s+import|use|#include|require|package|extern crate)\b"
@@ -36,9 +37,13 @@ _WORD = re.compile(r"\w")
 # A line of control flow: what it adds or removes is a path through the code (a plain `return`
 # is most often the body of the `if` quoted before it).
 _CONTROL = re.compile(
-    r"^(?:if|elif|else if|}\s*else if|unless|while|for|guard|raise|throw|panic!|return Err|"
-    r"except|catch|}\s*catch)\b"
+    r"^(?:(?:if|elif|else if|}\s*else if|unless|while|for|guard|raise|throw|return Err|except|"
+    r"catch|}\s*catch)\b|panic!)"
 )
+# A triple quote that opens a string: at the start of a line, or after `=`, `(`, `,` …; one
+# elsewhere closes a string that the hunk began inside of.
+_OPENING_QUOTE = re.compile(r"""(?:^|[=(\[{,:]\s*)[rRbBuUfF]{0,2}(\"\"\"|''')""")
+_TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
 # What formatting changes and behaviour does not: spaces, a trailing comma or semicolon.
 _SPACE = re.compile(r"\s+")
 _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
@@ -73,60 +78,83 @@ def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, 
 
 
 def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
-    for removed, added, inserted in _blocks(patch, comment_style(path)):
+    """The edits of one file's patch, block by block. A line that stands on the other side of
+    the patch too was moved, not edited: a check moved down a function is no check dropped."""
+    blocks = list(_blocks(patch, comment_style(path)))
+    all_removed = {text for removed, _, _ in blocks for text in removed}
+    all_added = {text for _, added, _ in blocks for text in added}
+    for removed, added, inserted in blocks:
         if not (removed or added) or len(removed) > _MAX_BLOCK or len(added) > _MAX_BLOCK:
             continue
         pairs = _pairs(removed, added)
         if not (pairs or inserted):
             continue  # a new block of code, or one removed whole: no edit to quote
         for before, after in pairs:
-            if edit := _replacement(path, before, after):
+            moved = before in all_added or after in all_removed
+            if not moved and (edit := _replacement(path, before, after)):
                 yield edit
         paired_old = {before for before, _ in pairs}
         paired_new = {after for _, after in pairs}
         for text in removed:
-            if text not in paired_old and _CONTROL.match(text) and _quotable(text):
+            if text not in paired_old | all_added and _CONTROL.match(text) and _quotable(text):
                 yield LineEdit(path, text, "")
         for text in added:
-            if text not in paired_new and _CONTROL.match(text) and _quotable(text):
+            if text not in paired_new | all_removed and _CONTROL.match(text) and _quotable(text):
                 yield LineEdit(path, "", text)
 
 
 def _pairs(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
-    """Each removed line with the added line it became, in order: the most similar one after
-    the last paired, if similar enough to be one line edited rather than two lines."""
-    pairs = []
-    start = 0
-    for before in removed:
-        ratios = [
-            (SequenceMatcher(None, before, after, autojunk=False).ratio(), index)
-            for index, after in enumerate(added[start:], start)
+    """Each removed line with the added line it became: of the pairings that keep the lines'
+    order, the most similar in all (the earlier line on a tie), each pair similar enough to be
+    one line edited and each line the other's closest (else it is two lines, not an edit)."""
+    ratio = [
+        [
+            SequenceMatcher(None, before, after, autojunk=False).ratio()
+            if len(before) <= _MAX_LINE and len(after) <= _MAX_LINE
+            else 0.0
+            for after in added
         ]
-        ratio, index = max(ratios, default=(0.0, 0))
-        if ratio >= _SIMILAR:
-            pairs.append((before, added[index]))
-            start = index + 1
-    return pairs
+        for before in removed
+    ]
+
+    def best(i: int, j: int) -> tuple[float, list[tuple[int, int]]]:
+        if i == len(removed) or j == len(added):
+            return 0.0, []
+        options = [best(i + 1, j), best(i, j + 1)]
+        if ratio[i][j] >= _SIMILAR:
+            score, rest = best(i + 1, j + 1)
+            options.insert(0, (score + ratio[i][j], [(i, j), *rest]))
+        return max(options, key=lambda option: option[0])  # the first of equals
+
+    _, chosen = best(0, 0)
+    return [
+        (removed[i], added[j])
+        for i, j in chosen
+        if ratio[i][j] == max(ratio[i]) == max(row[j] for row in ratio)
+    ]
 
 
 def _blocks(patch: str, style: str) -> Iterator[tuple[list[str], list[str], bool]]:
     """Each run of removed and added lines: the code lines of each side (stripped), and
     whether the run sits between unchanged lines (an insertion into code that stays, not a
     new block of code)."""
-    old, new = Side(), Side()
+    hunks: list[list[str]] = []
+    for line in patch.split("\n"):  # not splitlines(): a U+2028 or a form feed inside code
+        if line.startswith("@@"):
+            hunks.append([])
+        elif hunks and not line.startswith("\\"):
+            hunks[-1].append(line.removesuffix("\r"))
+    for hunk in hunks:
+        yield from _hunk_blocks(hunk, style)
+
+
+def _hunk_blocks(hunk: list[str], style: str) -> Iterator[tuple[list[str], list[str], bool]]:
+    opened = _string_at_start(hunk) if style == "#" else ""
+    old, new = Side(docstring=opened), Side(docstring=opened)
     removed: list[str] = []
     added: list[str] = []
     context_before = False
-    in_hunk = False
-    for line in patch.splitlines():
-        if line.startswith("@@"):
-            if removed or added:
-                yield removed, added, False
-            removed, added, context_before, in_hunk = [], [], False, True
-            old, new = Side(), Side()
-            continue
-        if not in_hunk or line.startswith("\\"):
-            continue
+    for line in hunk:
         tag, text = line[:1], line[1:]
         if tag == "-":
             if old.role(text, style) == "code":
@@ -143,6 +171,24 @@ def _blocks(patch: str, style: str) -> Iterator[tuple[list[str], list[str], bool
             context_before = bool(text.strip())
     if removed or added:
         yield removed, added, False
+
+
+def _string_at_start(hunk: list[str]) -> str:
+    """The quote of the triple-quoted string (a docstring, most often) a hunk begins inside
+    of, if its first triple quote closes one: the hunk's lines up to it are prose, not code.
+    A quote alone on its line closes, unless it follows a `def …:` or `class …:`."""
+    previous = ""
+    for line in hunk:
+        text = line[1:].strip()
+        quotes = _TRIPLE_QUOTE.findall(text)
+        if len(quotes) % 2 == 1:
+            alone = text == quotes[0]
+            closes = not previous.endswith(":") if alone else not _OPENING_QUOTE.search(text)
+            return quotes[0] if closes else ""
+        if quotes:
+            return ""
+        previous = text or previous
+    return ""
 
 
 def _replacement(path: str, before: str, after: str) -> LineEdit | None:
