@@ -575,3 +575,16 @@ def test_edits_read_rust_panics_and_no_prose_or_import_lists(repo: RepoBuilder) 
         LineEdit("src/f.rs", "", "if y == 0 {"),
         LineEdit("src/f.rs", "", 'panic!("zero");'),
     )
+
+
+def test_a_condition_rewritten_is_quoted_as_one_edit(repo: RepoBuilder) -> None:
+    base = "def f(segment):\n    x = 1\n    if '?' in segment:\n        x = 2\n    return x\n"
+    repo.commit("Add (#1)", {"src/url.py": base})
+    new = base.replace("if '?' in segment:", "if len(segment) > 1 and ord(segment[-1]) == 63:")
+    facts = facts_of(repo, "Only a trailing mark (#2)", {"src/url.py": new})
+    # not "drops `if '?' in segment:`" and "adds …": the check is there, with another condition
+    assert facts.edits == (
+        LineEdit(
+            "src/url.py", "if '?' in segment:", "if len(segment) > 1 and ord(segment[-1]) == 63:"
+        ),
+    )

@@ -95,12 +95,22 @@ def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
                 yield edit
         paired_old = {before for before, _ in pairs}
         paired_new = {after for _, after in pairs}
-        for text in removed:
-            if text not in paired_old | all_added and _CONTROL.match(text) and _quotable(text):
-                yield LineEdit(path, text, "")
-        for text in added:
-            if text not in paired_new | all_removed and _CONTROL.match(text) and _quotable(text):
-                yield LineEdit(path, "", text)
+        lost = [t for t in removed if t not in paired_old | all_added and _CONTROL.match(t)]
+        gained = [t for t in added if t not in paired_new | all_removed and _CONTROL.match(t)]
+        if len(lost) == len(gained) == 1 and _keyword(lost[0]) == _keyword(gained[0]):
+            # One check rewritten, not one dropped and another added ("drops `if …`" of a
+            # condition replaced was judged false in r10).
+            if edit := _replacement(path, lost[0], gained[0]):
+                yield edit
+            continue
+        yield from (LineEdit(path, text, "") for text in lost if _quotable(text))
+        yield from (LineEdit(path, "", text) for text in gained if _quotable(text))
+
+
+def _keyword(line: str) -> str:
+    """The keyword of a line of control flow (`if`, `raise` …)."""
+    match = _CONTROL.match(line)
+    return match.group() if match else ""
 
 
 def _pairs(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
