@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
-from prsum.facts.lexing import Side, comment_style
+from prsum.facts.lexing import TRIPLE_QUOTE, Side, comment_style
 from prsum.filekinds import file_kind, is_auxiliary, is_generated
 from prsum.types import FileDiff, LineEdit, PullRequest
 
@@ -43,7 +43,6 @@ _CONTROL = re.compile(
 # A triple quote that opens a string: at the start of a line, or after `=`, `(`, `,` …; one
 # elsewhere closes a string that the hunk began inside of.
 _OPENING_QUOTE = re.compile(r"""(?:^|[=(\[{,:]\s*)[rRbBuUfF]{0,2}(\"\"\"|''')""")
-_TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
 # What formatting changes and behaviour does not: spaces, a trailing comma or semicolon.
 _SPACE = re.compile(r"\s+")
 _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
@@ -190,7 +189,7 @@ def _string_at_start(hunk: list[str]) -> str:
     previous = ""
     for line in hunk:
         text = line[1:].strip()
-        quotes = _TRIPLE_QUOTE.findall(text)
+        quotes = TRIPLE_QUOTE.findall(text)
         if len(quotes) % 2 == 1:
             alone = text == quotes[0]
             closes = not previous.endswith(":") if alone else not _OPENING_QUOTE.search(text)

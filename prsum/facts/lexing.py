@@ -44,7 +44,7 @@ _SLASH_COMMENT = {
     ".scss",
 }
 _DASH_COMMENT = {".lua", ".sql", ".hs", ".elm"}
-_TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
+TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
 _DOCSTRING_START = re.compile(r"^[rRbBuUfF]{0,2}(\"\"\"|''')")
 
 
@@ -88,7 +88,7 @@ class Side:
             return "comment"
         if style == "#":
             start = _DOCSTRING_START.match(stripped)
-            quotes = _TRIPLE_QUOTE.findall(stripped)
+            quotes = TRIPLE_QUOTE.findall(stripped)
             if start:
                 if len(quotes) % 2 == 1:
                     self.docstring = start.group(1)
