@@ -127,7 +127,7 @@ def test_a_model_larger_than_free_memory(
 def test_ctrl_c_keeps_finished_cards(repo: RepoBuilder, small_model: Path, tmp_path: Path) -> None:
     # More PRs than a run writes in the moment the test takes to see its first card, even on
     # a loaded machine: the interrupt must land mid-run.
-    prs = 30
+    prs = 120
     for number in range(1, prs + 1):
         repo.commit(
             f"✨ Add feature {number} (#{number})",
