@@ -17,6 +17,7 @@ from prsum.digest import FileDigest
 from prsum.facts import without_convention
 from prsum.filekinds import is_changelog
 from prsum.types import (
+    Assertion,
     Category,
     Facts,
     FileChange,
@@ -298,6 +299,13 @@ def edits_sentence(path: str, edits: Sequence[LineEdit], lang: Language) -> str:
     if zh:
         return f"`{path}` 中，" + "；".join(said) + "。"
     return f"In `{path}`, " + "; ".join(said) + "."
+
+
+def assertion_sentence(assertion: Assertion, lang: Language) -> str:
+    """A check the tests add, quoted: what behaviour the PR pins."""
+    if lang == "zh":
+        return f"`{assertion.path}` 中，测试新增检查 `{assertion.line}`。"
+    return f"In `{assertion.path}`, the tests now check `{assertion.line}`."
 
 
 def files_sentence(paths: Sequence[str], lang: Language) -> str:

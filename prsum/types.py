@@ -193,6 +193,15 @@ class LineEdit:
 
 
 @dataclass(frozen=True)
+class Assertion:
+    """A check a PR's tests add, quoted from its diff: the behaviour the PR pins
+    (prsum.facts.edits)."""
+
+    path: str
+    line: str
+
+
+@dataclass(frozen=True)
 class Facts:
     """What can be said about a PR without a model."""
 
@@ -222,6 +231,7 @@ class Facts:
     mechanical: str = ""  # why no line needs reading: whitespace, typo, comments, rename, generated
     breaking_scope: str = ""  # "api" (callers must change) or "environment" (where it runs)
     edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
+    assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
 
 
 @dataclass(frozen=True)

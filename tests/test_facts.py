@@ -6,7 +6,7 @@ import pytest
 
 from prsum.facts import compute_facts
 from prsum.history import History
-from prsum.types import Facts, LineEdit
+from prsum.types import Assertion, Facts, LineEdit
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <bot@example.com>"
@@ -588,3 +588,54 @@ def test_a_condition_rewritten_is_quoted_as_one_edit(repo: RepoBuilder) -> None:
             "src/url.py", "if '?' in segment:", "if len(segment) > 1 and ord(segment[-1]) == 63:"
         ),
     )
+
+
+def test_assertions_quote_the_checks_tests_add_whole_and_once(repo: RepoBuilder) -> None:
+    old = "def test_parse():\n    assert parse('a') == ['a']\n    assert parse('') == []\n"
+    repo.commit("Add (#1)", {"tests/test_parse.py": old, "src/parse.py": "x = 1\n"})
+    new = (
+        "def test_parse():\n    assert parse('a b') == ['a', 'b']\n"
+        "    assert parse('') == []\n"
+        "    assert parse('a') == ['a']\n"  # moved below: not a check the PR adds
+        "    self.assertEqual(parse('c'), ['c'])\n"
+        "    self.assertEqual(parse('c'), ['c'])\n"  # the same check again: quoted once
+        "    assert parse(\n        'd',\n    ) == ['d']\n"  # cut before what it expects
+        "    # assert nothing, a comment\n"
+    )
+    facts = facts_of(
+        repo,
+        "Split on spaces (#2)",
+        {
+            "tests/test_parse.py": new,
+            "tests/split.test.ts": "expect(parse('a b')).toEqual(['a', 'b'])\n",
+            "src/parse.py": "assert_ok = 2\n",  # no test file: no check
+        },
+    )
+    assert facts.assertions == (
+        Assertion("tests/split.test.ts", "expect(parse('a b')).toEqual(['a', 'b'])"),
+        Assertion("tests/test_parse.py", "assert parse('a b') == ['a', 'b']"),
+        Assertion("tests/test_parse.py", "self.assertEqual(parse('c'), ['c'])"),
+    )
+
+
+def test_a_pr_of_documents_only_is_told_by_its_sentences_and_sections(repo: RepoBuilder) -> None:
+    readme = "# Tool\n\nInstall it with pip.\n\n## Usage\n\nRun it.\n"
+    repo.commit("Add docs (#1)", {"README.md": readme, "CHANGELOG.md": "# 1.0\n"})
+    new = readme.replace("with pip.", "with pipx.") + "\n## Shell completion\n\nSee below.\n"
+    facts = facts_of(
+        repo,
+        "Document completion (#2)",
+        # a changelog's headings are versions; a first-level `#` may be a comment in a fence
+        {"README.md": new + "```\n# Bash\n```\n", "CHANGELOG.md": "# 1.0\n\n## 1.1\n"},
+    )
+    assert facts.edits == (
+        LineEdit("README.md", "Install it with pip.", "Install it with pipx."),
+        LineEdit("README.md", "", "## Shell completion"),
+    )
+    # A PR that changes code is told by its code, not by its documents.
+    facts = facts_of(
+        repo,
+        "Add a module (#3)",
+        {"README.md": readme + "\n## API\n", "src/new.py": "def f():\n    return 1\n"},
+    )
+    assert facts.edits == ()

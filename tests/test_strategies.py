@@ -219,6 +219,30 @@ def test_a_brief_card_quotes_the_code_its_pr_edits_in_place(
     assert quoted in card.body.summary
 
 
+def test_a_brief_card_quotes_the_check_its_tests_add_about_the_change(repo: RepoBuilder) -> None:
+    tests = "def test_parse():\n    assert parse('a') == ['a']\n"
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER, "tests/test_parser.py": tests})
+    edited = PARSER.replace(
+        "(text):\n    return text.split()", "(text, sep=None):\n    return text.split(sep)"
+    )
+    checks = (
+        tests
+        + "    assert response.status == 200\n    assert parse('a,b', sep=',') == ['a', 'b']\n"
+    )
+    repo.commit("Take a separator (#11)", {"src/parser.py": edited, "tests/test_parser.py": checks})
+    card, _ = whole_card(repo, GOOD, lang="en", chat_format="model", spec="HEAD~1..HEAD")
+    # the check of what the PR changes (`parse`), not the incidental one
+    assert (
+        "In `tests/test_parser.py`, the tests now check `assert parse('a,b', sep=',') == ['a', 'b']`."
+        in card.body.summary
+    )
+    assert "response.status" not in card.body.summary
+    incidental = checks + "    assert response.ok\n"
+    repo.commit("Tidy (#12)", {"tests/test_parser.py": incidental, "src/parser.py": PARSER})
+    card, _ = whole_card(repo, GOOD, lang="en", chat_format="model", spec="HEAD~1..HEAD")
+    assert "the tests now check" not in card.body.summary  # it cites nothing the PR changes
+
+
 @pytest.mark.parametrize("honours_stop", [True, False])
 def test_a_brief_card_takes_only_its_three_fields_from_any_answer(
     repo: RepoBuilder, honours_stop: bool

@@ -24,6 +24,7 @@ from prsum.llm import Backend
 from prsum.profiles import PromptStyle
 from prsum.rubric import reading_minutes
 from prsum.types import (
+    Assertion,
     Card,
     CardBody,
     Commit,
@@ -47,6 +48,7 @@ _TEST_NAME = re.compile(r"(^|[.:])(test_|Test[A-Z_]|test[A-Z])\w*$|(_test|Test|T
 _NAMED_FILES = 3
 _EDIT_FILES = 2  # files whose in-place edits a summary quotes
 _EDITS_SHOWN = 2  # edits it quotes in all
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")  # names of four characters or more
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         sentences.extend(
             edits_sentences(card.facts.edits, [item.path for item in card.places], pr.title, lang)
         )
+        if check := pinned_check(card):
+            sentences.append(i18n.assertion_sentence(check, lang))
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
     unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
@@ -148,6 +152,26 @@ def edits_sentences(
             sentences.append(i18n.edits_sentence(path, shown, lang))
             left -= len(shown)
     return sentences
+
+
+def pinned_check(card: CardInput) -> Assertion | None:
+    """The check the tests add that is most about this PR: one citing the most definitions
+    its source changes (two each) and words of its title; None when none cites any (an
+    incidental check, `expect(res.status).toBe(200)`, pins nothing a reader asked about)."""
+    changed = {
+        name.split(".")[-1].split("::")[-1]
+        for path, digest in card.packed.digests.items()
+        if file_kind(path) == "source"
+        for name in digest.names
+    }
+    words = title_words(card.pr.title)
+
+    def score(check: Assertion) -> float:
+        cited = set(_IDENTIFIER.findall(check.line))
+        return 2 * len(cited & changed) + relevance(words, "", (check.line,))
+
+    best = max(card.facts.assertions, key=score, default=None)  # the first of equals
+    return best if best is not None and score(best) > 0 else None
 
 
 def facts_headline(card: CardInput) -> str:

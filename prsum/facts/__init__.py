@@ -10,7 +10,8 @@ those above it:
 - `definitions`: public definitions added or removed, by each language's visibility rule;
 - `breaking`: why the PR may break its users, and whether its API or its environment;
 - `categories`: what the diff does (`DiffProfile`) and the PR's category;
-- `edits`: code edited in place, quoted from the diff (`LineEdit`).
+- `edits`: code edited in place and checks the tests add, quoted from the diff (`LineEdit`,
+  `Assertion`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from prsum.facts.breaking import detect_breaking
 from prsum.facts.categories import categorize, profile
-from prsum.facts.edits import line_edits
+from prsum.facts.edits import added_assertions, line_edits
 from prsum.facts.stats import MAX_LINES_PER_FILE, all_stats
 from prsum.facts.titles import without_convention
 from prsum.filekinds import file_kind, is_generated
@@ -114,4 +115,5 @@ def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
         mechanical=measured.mechanical,
         breaking_scope=scope,
         edits=line_edits(pr, diffs),
+        assertions=added_assertions(diffs),
     )

@@ -1,4 +1,5 @@
-"""The code a PR edits in place, quoted from its diff: true by construction.
+"""The code a PR edits in place, and the checks its tests add, quoted from its diff: true by
+construction.
 
 A reviewer's first question of a small fix is what exactly changed: `join(',')` became
 `join('; ')`, a regex gained `OPTIONS`, a check `if cmd.ctx == nil` was added. The diff says it
@@ -9,17 +10,20 @@ An edit is read only where the diff leaves no doubt about it: in a run of a few 
 lines, a line replaced by a similar one (quoted where they differ), or a line of control flow
 (`if`, `raise`, `catch` …) added to or removed from code that stays. Comments, imports, reordered or
 reformatted lines, and files the PR adds or deletes whole are not edits.
+
+A check a test adds (`assert bar.pos == 20`, `expect(expandIPv6('::1')).toBe(…)`) says what
+behaviour the PR pins, often with the values that show it; prsum quotes it the same way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from difflib import SequenceMatcher
 
 from prsum.facts.lexing import TRIPLE_QUOTE, Side, comment_style
-from prsum.filekinds import file_kind, is_auxiliary, is_generated
-from prsum.types import FileDiff, LineEdit, PullRequest
+from prsum.filekinds import file_kind, is_auxiliary, is_changelog, is_generated
+from prsum.types import Assertion, FileDiff, LineEdit, PullRequest
 
 _KINDS = frozenset({"source", "config", "ci"})  # where a line's change is behaviour
 _MAX_BLOCK = 3  # code lines on a side of a change block read as pairs or as added lines
@@ -45,35 +49,83 @@ _CONTROL = re.compile(
 _OPENING_QUOTE = re.compile(r"""(?:^|[=(\[{,:]\s*)[rRbBuUfF]{0,2}(\"\"\"|''')""")
 # What formatting changes and behaviour does not: spaces, a trailing comma or semicolon.
 _SPACE = re.compile(r"\s+")
+# A line that checks a test's outcome, in the frameworks of the languages prsum reads: pytest,
+# unittest, Jest/Vitest, Rust, Go (testing, testify), JUnit.
+_ASSERTION = re.compile(
+    r"^(?:assert\b|self\.assert[A-Z]\w*\(|(?:await\s+)?expect\(|(?:assert|assert_eq|assert_ne)!\("
+    r"|t\.(?:Error|Fatal)f?\(|(?:require|assert)\.[A-Z]\w*\(|Assert\.\w+\(|assert[A-Z]\w*\()"
+)
+_MAX_ASSERTION = 100  # characters: a check is quoted whole or not at all (cut, it pins nothing)
+_MAX_ASSERTIONS = 20
+_HEADING = re.compile(r"^#{2,6}\s+\w")
 _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
 
 
 def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, ...]:
     """The edits of the PR's changed files of code (of configuration where it changes no
     code: a version in a CI file says nothing of what a code change does), file by file in
-    the diff's order, at most a few a file."""
+    the diff's order, at most a few a file. A PR that changes no code and edits none of its
+    configuration in place gets the edits of its documents: a sentence rewritten, a section
+    added."""
     status = {change.path: change.status for change in pr.files}
-    kinds = _KINDS
-    if any(file_kind(change.path) == "source" for change in pr.files):
-        kinds = frozenset({"source"})
+    changes_code = any(file_kind(change.path) == "source" for change in pr.files)
+    kinds = frozenset({"source"}) if changes_code else _KINDS
+
+    def quoted(statuses: tuple[str, ...], wanted: frozenset[str]) -> Iterator[tuple[str, str]]:
+        for diff in diffs:
+            path = diff.path
+            if (
+                status.get(path) in statuses
+                and file_kind(path) in wanted
+                and not is_generated(path)
+                and not is_auxiliary(path)
+            ):
+                yield path, diff.patch
+
+    found = _first_of_each(_file_edits(path, patch) for path, patch in quoted(("M", "R"), kinds))
+    if not found and not changes_code:
+        found = _first_of_each(
+            _document_edits(path, patch, status[path])
+            for path, patch in quoted(("M", "R", "A"), frozenset({"docs"}))
+            if not is_changelog(path)  # its headings are versions; its entries, the title's
+        )
+    return found
+
+
+def _first_of_each(files: Iterable[Iterator[LineEdit]]) -> tuple[LineEdit, ...]:
+    """The first few edits of each file, an edit made in many places quoted once."""
     found: list[LineEdit] = []
-    said: set[tuple[str, str]] = set()  # an edit made in many places is quoted once
-    for diff in diffs:
-        path = diff.path
-        if (
-            status.get(path) not in ("M", "R")
-            or file_kind(path) not in kinds
-            or is_generated(path)
-            or is_auxiliary(path)
-        ):
-            continue
+    said: set[tuple[str, str]] = set()
+    for edits in files:
         kept = 0
-        for edit in _file_edits(path, diff.patch):
+        for edit in edits:
             if kept < _MAX_PER_FILE and (edit.before, edit.after) not in said:
                 said.add((edit.before, edit.after))
                 found.append(edit)
                 kept += 1
     return tuple(found)
+
+
+def _document_edits(path: str, patch: str, status: str) -> Iterator[LineEdit]:
+    """A document's sentences rewritten in place (not in a file it adds), then the sections it
+    adds, by their headings."""
+    if status != "A":
+        yield from _file_edits(path, patch)
+    removed = {line[1:].strip() for line in patch.split("\n") if line.startswith("-")}
+    yield from (
+        LineEdit(path, "", heading)
+        for heading in _added_headings(patch)
+        if heading not in removed and _quotable(heading)
+    )
+
+
+def _added_headings(patch: str) -> Iterator[str]:
+    """The Markdown headings of the second level or deeper (`## Install`) a patch adds: a
+    first-level `# Bash` is as often a shell comment in a code fence, which a hunk may begin
+    inside of."""
+    for line in patch.split("\n"):
+        if line.startswith("+") and _HEADING.match(text := line[1:].strip()):
+            yield text
 
 
 def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
@@ -244,3 +296,33 @@ def _cut(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
 def _quotable(text: str) -> bool:
     """Short enough to quote, with a name or a value in it (`})` tells a reader nothing)."""
     return len(text) <= _MAX_QUOTE and "`" not in text and bool(_WORD.search(text))
+
+
+def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
+    """The checks the PR's tests add, in the diff's order, each once: code lines of test files
+    that assert an outcome, short enough to quote whole, not moved from elsewhere in the PR."""
+    tests = [
+        diff for diff in diffs if file_kind(diff.path) == "test" and not is_generated(diff.path)
+    ]
+    blocks = {diff.path: list(_blocks(diff.patch, comment_style(diff.path))) for diff in tests}
+    removed = {text for found in blocks.values() for lost, _, _ in found for text in lost}
+    said: dict[str, Assertion] = {}
+    for path, found in blocks.items():
+        for _, added, _ in found:
+            for text in added:
+                if (
+                    _ASSERTION.match(text)
+                    and text not in removed
+                    and text not in said
+                    and len(text) <= _MAX_ASSERTION
+                    and "`" not in text
+                    and _balanced(text)
+                ):
+                    said[text] = Assertion(path, text)
+    return tuple(said.values())[:_MAX_ASSERTIONS]
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket the line opens it closes: a check continued on the next line
+    (`….toBe(`) is cut before what it expects."""
+    return all(text.count(left) == text.count(right) for left, right in ("()", "[]", "{}"))

@@ -51,6 +51,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "todos_added": list(facts.todos_added),
             "new_options": list(facts.new_options),
             "edits": [vars(edit) for edit in facts.edits],
+            "assertions": [vars(check) for check in facts.assertions],
             "size": {
                 "files": facts.files_changed,
                 "added": facts.lines_added,
