@@ -203,6 +203,13 @@ def holder(name: str, definitions: set[str]) -> str | None:
 # --- the parser's account -------------------------------------------------------------------
 
 
+def blob_names(patch: str) -> tuple[str, str] | None:
+    """The blobs of a file's old and new version, named by its patch's `index` line (all
+    zeros for a side that does not exist); None without one."""
+    blobs = _BLOBS.search(patch)
+    return (blobs.group(1), blobs.group(2)) if blobs else None
+
+
 def with_definitions(diffs: tuple[FileDiff, ...], read_blob: BlobReader) -> tuple[FileDiff, ...]:
     """The diffs, each with what its change does to the file's definitions where a grammar
     reads both versions of the file (blobs named by the patch's `index` line)."""
@@ -214,11 +221,11 @@ def _with_parsed(diff: FileDiff, read_blob: BlobReader) -> FileDiff:
     if language is None or file_kind(diff.path) in ("lock", "vendored") or is_generated(diff.path):
         return diff
     header, first_hunk, _ = diff.patch.partition("\n@@ ")
-    blobs = _BLOBS.search(header)
+    blobs = blob_names(header)
     if not first_hunk or blobs is None:
         return diff  # a rename, a mode change or a binary file: no lines to place
     sides: list[Outline] = []
-    for sha in blobs.groups():
+    for sha in blobs:
         if not sha.strip("0"):
             sides.append(EMPTY)  # an added file has no old version, a deleted one no new
             continue

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prsum.types import FileDiff, PullRequest
+from prsum.types import Echo, FileDiff, PullRequest
 
 _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
@@ -24,9 +24,12 @@ class Evidence:
     names: tuple[str, ...]
 
     @classmethod
-    def of(cls, pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Evidence:
-        """The PR's title, message, paths and patches, and the names of the definitions its
-        changed lines are in (the parser's: a patch need not show them)."""
+    def of(
+        cls, pr: PullRequest, diffs: tuple[FileDiff, ...], echoes: tuple[Echo, ...] = ()
+    ) -> Evidence:
+        """The PR's title, message, paths and patches, the names of the definitions its
+        changed lines are in (the parser's: a patch need not show them), and the repository's
+        lines that facts quote beyond the diff (`echoes`, read at the PR's commit)."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
@@ -35,8 +38,9 @@ class Evidence:
             if diff.parsed is not None
             for change in diff.parsed.definitions
         )
+        beyond = [text for echo in echoes for text in (echo.path, echo.line)]
         text = "\n".join(
-            [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions]
+            [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
         )
         names = tuple(sorted(set(_IDENTIFIER.findall(text)) | paths))
         return cls(text, frozenset(paths), names)

@@ -20,12 +20,13 @@ from prsum.digest import holder, touched_definitions
 from prsum.discovery import list_prs, prepared
 from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
+from prsum.facts.echoes import edit_echoes
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
 from prsum.profiles import Profile, PromptStyle, StrategyName, choose_profile, for_strategy
-from prsum.redact import redact_commit, redact_diff, redact_pr
+from prsum.redact import redact_commit, redact_diff, redact_echo, redact_pr
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
     Card,
@@ -273,7 +274,13 @@ class Summarizer:
             pr = redact_pr(pr)
             commits = tuple(redact_commit(commit) for commit in commits)
             diffs = tuple(redact_diff(diff) for diff in diffs)
-        return _PrInput(pr, commits, diffs, compute_facts(pr, diffs))
+        facts = compute_facts(pr, diffs)
+        echoes = edit_echoes(
+            facts.edits, diffs, self.history.blob, functools.partial(self.history.grep, pr.sha)
+        )
+        if self.settings.redact:
+            echoes = tuple(redact_echo(echo) for echo in echoes)
+        return _PrInput(pr, commits, diffs, replace(facts, echoes=echoes))
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:
         """The PR's card: from the cache when it holds one for this exact input, else written."""

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import replace
 
 from prsum.filekinds import file_kind
-from prsum.types import Commit, Discovery, FileDiff, OtherCommit, PrMeta, PullRequest
+from prsum.types import Commit, Discovery, Echo, FileDiff, OtherCommit, PrMeta, PullRequest
 
 MASK = "[REDACTED]"
 _PRIVATE_KEY = re.compile(
@@ -78,6 +78,12 @@ def redact_text(text: str, config: bool = False) -> str:
 def redact_diff(diff: FileDiff) -> FileDiff:
     """The diff with its patch masked; what the parser found (names and counts) is kept."""
     return replace(diff, patch=redact_text(diff.patch, config=file_kind(diff.path) == "config"))
+
+
+def redact_echo(echo: Echo) -> Echo:
+    """The echo with the repository's line it quotes masked (its edit comes from the diff,
+    already masked)."""
+    return replace(echo, line=redact_text(echo.line))
 
 
 def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:

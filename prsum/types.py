@@ -193,6 +193,22 @@ class LineEdit:
 
 
 @dataclass(frozen=True)
+class Echo:
+    """What the repository at a PR's commit says of one of its quoted edits, beyond the diff
+    (prsum.facts.echoes): a `precedent` (the unchanged `line` of the edited file already has
+    the edit's new `text`) or a `leftover` (the replaced `text` still stands in `count` lines
+    of `files` files of the product's code, most of them in `path`)."""
+
+    edit: LineEdit
+    kind: Literal["precedent", "leftover"]
+    text: str
+    path: str
+    line: str = ""
+    count: int = 1
+    files: int = 1
+
+
+@dataclass(frozen=True)
 class Assertion:
     """A check a PR's tests add, quoted from its diff: the behaviour the PR pins
     (prsum.facts.edits)."""
@@ -232,6 +248,7 @@ class Facts:
     breaking_scope: str = ""  # "api" (callers must change) or "environment" (where it runs)
     edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
     assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
+    echoes: tuple[Echo, ...] = ()  # the repository's lines that bear on the edits (read by git)
 
 
 @dataclass(frozen=True)

@@ -314,7 +314,7 @@ def test_only_a_prompts_worked_example_is_text_not_to_copy(lang: str) -> None:
 
 
 def test_a_summary_quotes_two_edits_of_the_files_read_first_in_the_cards_words() -> None:
-    from prsum.cards.assembly import edits_sentences
+    from prsum.cards.assembly import edits_sentences, quoted_edits
     from prsum.types import LineEdit
 
     edits = [
@@ -324,10 +324,12 @@ def test_a_summary_quotes_two_edits_of_the_files_read_first_in_the_cards_words()
         LineEdit("src/c.py", "y = 1", "y = 2"),
     ]
     # src/b.py is read first; its edit about the title's "timeout" before the other
-    assert edits_sentences(edits, ["src/b.py"], "Raise a timeout", "en") == [
+    shown = quoted_edits(edits, ["src/b.py"], "Raise a timeout")
+    assert edits_sentences(shown, "en") == [
         "In `src/b.py`, adds `raise Timeout()`; drops `if ready:`."
     ]
-    assert edits_sentences(edits, ["src/c.py", "src/a.py"], "Bump", "zh") == [
+    shown = quoted_edits(edits, ["src/c.py", "src/a.py"], "Bump")
+    assert edits_sentences(shown, "zh") == [
         "`src/c.py` 中，`y = 1` 改为 `y = 2`。",
         "`src/a.py` 中，`x = 1` 改为 `x = 2`。",
     ]

@@ -60,7 +60,10 @@ def test_a_training_answer_keeps_only_what_its_prompt_shows() -> None:
         "headline": "The cache gets a size limit",
         "verdict": "deep",
         "minutes": 10,
-        "summary": "`Put` now calls `evictOldest`. It also rewrites `compact`. Read the test.",
+        "summary": (
+            "`Put` now calls `evictOldest`. It also rewrites `compact`. Read the test. "
+            "It keeps 64 entries. Twelve tests cover it in 3 files."
+        ),
         "focus": [
             {"path": "store/cache.go", "symbol": "compact", "why": "the eviction order"},
             {"path": "store/cache.go", "symbol": "Put", "why": "calls `compact` first"},
@@ -68,10 +71,13 @@ def test_a_training_answer_keeps_only_what_its_prompt_shows() -> None:
         "lessons": ["One helper keeps every write path under the limit."],
         "follow_ups": ["Benchmark `compact`."],
     }
-    shown = Evidence("func (c *Cache) Put() { c.evictOldest() }", frozenset(), ())
+    shown = Evidence(
+        "func (c *Cache) Put() { c.evictOldest() } // at most 64, 1.3", frozenset(), ()
+    )
     target = visible_card(card, "en", shown)
     assert target is not None
-    assert target["summary"] == "`Put` now calls `evictOldest`. Read the test."
+    # a number the prompt does not show (3, none of 1.3) goes like an unseen name
+    assert target["summary"] == "`Put` now calls `evictOldest`. Read the test. It keeps 64 entries."
     assert target["focus"] == [
         {"path": "store/cache.go", "symbol": None, "why": "the eviction order"}
     ]

@@ -639,3 +639,31 @@ def test_a_pr_of_documents_only_is_told_by_its_sentences_and_sections(repo: Repo
         {"README.md": readme + "\n## API\n", "src/new.py": "def f():\n    return 1\n"},
     )
     assert facts.edits == ()
+
+
+def test_the_repository_tells_an_edits_precedent_and_leftover(repo: RepoBuilder) -> None:
+    from prsum.types import Card
+    from tests.pipeline import cards_for
+
+    scores = (
+        "def advantage(scores, index):\n"
+        "    g = as_index(index, device=scores.device)\n"
+        "    mean = group_mean(scores, g)\n"
+        "    return scores - mean\n"
+    )
+    other = "def baseline(scores, g):\n    mean = group_mean(scores, g)\n    return mean\n"
+    repo.commit("Add (#1)", {"src/adv.py": scores, "src/other.py": other})
+    fixed = scores.replace("group_mean(scores, g)", "group_mean(scores, g, device=scores.device)")
+    repo.commit("Pass the device (#2)", {"src/adv.py": fixed})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card)
+    # the unchanged call above already passed the device; src/other.py still does not
+    assert card.body.summary.endswith(
+        "`g = as_index(index, device=scores.device)`, unchanged in the same file, already has "
+        "`device=scores.device`. The old `mean = group_mean(scores, g)` still stands in "
+        "`src/other.py` (1 line). Start with `advantage` in `src/adv.py`."
+    )
+    # a text this short or plain is written everywhere: no echo
+    repo.commit("Again (#3)", {"src/adv.py": fixed.replace("scores - mean", "scores - mean * 2")})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card) and card.facts.edits and not card.facts.echoes

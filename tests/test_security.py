@@ -100,3 +100,15 @@ def test_injected_instructions_change_nothing(repo: RepoBuilder) -> None:
     real = {f["path"] for f in document["pr"]["files"]}
     assert all(place["path"] in real for place in document["card"]["focus"])
     assert document["card"]["verdict"] in ("skim", "skip")  # the rubric, not the diff, decides
+
+
+def test_a_secret_in_an_unchanged_line_the_card_quotes_is_masked(repo: RepoBuilder) -> None:
+    # the precedent of an edit is a line the diff does not show: it is redacted all the same
+    secret = SECRETS["github"]
+    before = f'auth = client.login(token="{secret}", max_retries=3)\nclient.fetch(url)\n'
+    repo.commit("Add (#1)", {"src/app.py": before})
+    after = before.replace("client.fetch(url)", "client.fetch(url, max_retries=3)")
+    repo.commit("Retry (#2)", {"src/app.py": after})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert card.facts.echoes and "unchanged in the same file" in card.body.summary
+    assert secret not in json.dumps(card_to_dict(card)) and MASK in card.body.summary

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,20 +49,26 @@ CONTEXT = 4096
 # About a tenth of the repositories, one per language family, chosen once by name: their cards
 # are never trained on, so validation loss says how the model does on unseen histories.
 VALIDATION_REPOSITORIES = frozenset({"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"})
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")  # a count, a version, a size
 CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 
 
 def visible_card(card: dict[str, Any], lang: Language, seen: Evidence) -> dict[str, Any] | None:
-    """The card less what names code the prompt does not show, or None when too little is left.
+    """The card less what names code or states a number the prompt does not show, or None
+    when too little is left.
 
     The corpus was written from whole diffs; the prompt holds what fits in the context. A
-    target naming what the model cannot see teaches it to invent names, so such a summary
-    sentence, focus symbol or item goes; a card whose headline or every summary sentence
-    names unseen code is not trained on.
+    target naming what the model cannot see teaches it to invent names, and one stating a
+    count or a version it cannot see teaches it to invent numbers (run 14's adapter wrote both:
+    training/README.md), so such a summary sentence, focus symbol or item goes; a card whose
+    headline or every summary sentence does is not trained on.
     """
 
     def shown(text: str) -> bool:
-        return all(seen.knows(name) for name in cited_names(text))
+        return all(seen.knows(name) for name in cited_names(text)) and all(
+            re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", seen.text)
+            for number in _NUMBER.findall(text)
+        )
 
     if not shown(card["headline"]):
         return None

@@ -29,6 +29,7 @@ from prsum.types import (
     CardBody,
     Commit,
     Coverage,
+    Echo,
     Facts,
     FileDiff,
     Focus,
@@ -118,9 +119,9 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
     else:
-        sentences.extend(
-            edits_sentences(card.facts.edits, [item.path for item in card.places], pr.title, lang)
-        )
+        shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
+        sentences.extend(edits_sentences(shown, lang))
+        sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
             sentences.append(i18n.assertion_sentence(check, lang))
     if pr.reverts:
@@ -133,24 +134,39 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     return words.sentence_joiner.join(sentences)
 
 
-def edits_sentences(
-    edits: Sequence[LineEdit], first: Sequence[str], title: str, lang: Language
-) -> list[str]:
-    """What the code edits in place, quoted, for the files read first (`first`, then the
-    diff's order): a few edits of at most two files, those about what the title says first
-    (a true but incidental edit was the one quoted where the title's was further down)."""
+def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
+    """The edits a summary quotes: a few of at most two files, the files read first (`first`,
+    then the diff's order), in each those about what the title says first (a true but
+    incidental edit was the one quoted where the title's was further down)."""
     by_path: dict[str, list[LineEdit]] = {}
     for edit in edits:
         by_path.setdefault(edit.path, []).append(edit)
     rank = {path: index for index, path in enumerate(first)}
     paths = sorted(by_path, key=lambda path: rank.get(path, len(rank)))[:_EDIT_FILES]
     words = title_words(title)
-    sentences, left = [], _EDITS_SHOWN
+    shown: list[LineEdit] = []
     for path in paths:
         ranked = sorted(by_path[path], key=lambda e: -relevance(words, "", (e.before, e.after)))
-        if shown := ranked[:left]:
-            sentences.append(i18n.edits_sentence(path, shown, lang))
-            left -= len(shown)
+        shown.extend(ranked[: _EDITS_SHOWN - len(shown)])
+    return shown
+
+
+def edits_sentences(edits: Sequence[LineEdit], lang: Language) -> list[str]:
+    """The quoted edits in the card's words, a sentence a file."""
+    by_path: dict[str, list[LineEdit]] = {}
+    for edit in edits:
+        by_path.setdefault(edit.path, []).append(edit)
+    return [i18n.edits_sentence(path, shown, lang) for path, shown in by_path.items()]
+
+
+def echo_sentences(echoes: Sequence[Echo], shown: Sequence[LineEdit], lang: Language) -> list[str]:
+    """What the repository says of the quoted edits: the first precedent and the first
+    leftover of an edit the summary quotes."""
+    sentences = []
+    for kind in ("precedent", "leftover"):
+        echo = next((e for e in echoes if e.kind == kind and e.edit in shown), None)
+        if echo is not None:
+            sentences.append(i18n.echo_sentence(echo, lang))
     return sentences
 
 

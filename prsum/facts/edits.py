@@ -263,11 +263,7 @@ def _replacement(path: str, before: str, after: str) -> LineEdit | None:
     new_words = [token.group() for token in new_tokens]
     if sorted(old_words) == sorted(new_words) or _unformatted(before) == _unformatted(after):
         return None  # reordered or reformatted
-    changes = [
-        op
-        for op in SequenceMatcher(None, old_words, new_words, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
+    changes = _changes(old_words, new_words)
     if len(before) <= _MAX_QUOTE and len(after) <= _MAX_QUOTE:
         old_quote, new_quote = before, after
     else:  # both cut around the change, so that they show the same place
@@ -276,6 +272,26 @@ def _replacement(path: str, before: str, after: str) -> LineEdit | None:
     if not (_quotable(old_quote) and _quotable(new_quote)):
         return None
     return LineEdit(path, old_quote, new_quote)
+
+
+def _changes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The token ranges where two lines differ (difflib's opcodes, less the equal ones)."""
+    return [
+        op
+        for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+
+
+def written_part(edit: LineEdit) -> str:
+    """What an edit wrote in place of what it replaced: the new line's tokens from the first
+    changed to the last (`device=scores.device` of `f(x)` become `f(x, device=scores.device)`)."""
+    tokens = list(_TOKEN.finditer(edit.after))
+    changes = _changes(_TOKEN.findall(edit.before), [token.group() for token in tokens])
+    start, stop = (changes[0][3], changes[-1][4]) if changes else (0, 0)
+    if start == stop:
+        return ""  # only removed tokens
+    return edit.after[tokens[start].start() : tokens[stop - 1].end()]
 
 
 def _unformatted(line: str) -> str:
@@ -316,13 +332,13 @@ def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
                     and text not in said
                     and len(text) <= _MAX_ASSERTION
                     and "`" not in text
-                    and _balanced(text)
+                    and balanced(text)
                 ):
                     said[text] = Assertion(path, text)
     return tuple(said.values())[:_MAX_ASSERTIONS]
 
 
-def _balanced(text: str) -> bool:
-    """Whether every bracket the line opens it closes: a check continued on the next line
-    (`….toBe(`) is cut before what it expects."""
+def balanced(text: str) -> bool:
+    """Whether every bracket the text opens it closes (a check continued on the next line,
+    `….toBe(`, is cut before what it expects)."""
     return all(text.count(left) == text.count(right) for left, right in ("()", "[]", "{}"))

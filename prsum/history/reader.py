@@ -466,6 +466,19 @@ class History:
             return None
         return data
 
+    def grep(self, rev: str, text: str) -> tuple[tuple[str, str], ...]:
+        """(path, line) of each line of `rev`'s tree that holds `text` (a fixed string, case
+        and all), text files only; none where git cannot search."""
+        try:
+            output: str = self._repo.git.grep("-F", "-I", "--no-color", "-z", "-e", text, rev, "--")
+        except git.GitCommandError:
+            return ()  # git grep exits 1 when nothing matches
+        found = []
+        for entry in output.split("\n"):
+            name, _, line = entry.partition("\0")
+            found.append((name.removeprefix(f"{rev}:"), line))
+        return tuple(found)
+
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
         """The PR's own commits, oldest first, where history keeps them.
 
