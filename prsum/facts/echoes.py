@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from prsum.digest import BlobReader, blob_names
 from prsum.facts.edits import balanced, written_part
 from prsum.filekinds import file_kind, is_generated
 from prsum.types import Echo, FileDiff, LineEdit
 
-# Search the PR's commit for a fixed string: (path, line) of each line that holds it.
-Grep = Callable[[str], tuple[tuple[str, str], ...]]
+# Search the PR's commit for fixed strings: (path, line) of each line that holds any of them.
+Grep = Callable[[Sequence[str]], tuple[tuple[str, str], ...]]
 
 _MIN_TEXT = 10  # characters: shorter text (`x + 1`, `segment`) is written everywhere
 _CODE_MARK = re.compile(r"[.=(]")  # a call, an attribute or an assignment: code, not a word
@@ -45,13 +45,17 @@ def edit_echoes(
         for line in diff.patch.split("\n")
         if line.startswith("+") and not line.startswith("+++")
     }
+    replaced = [edit for edit in edits if edit.before and edit.after and edit.path in patches]
+    # One pass over the tree for every edit's old text (a grep an edit would cost seconds on
+    # a large repository for a PR of many edits). An edit that keeps its old text (`x` became
+    # `x = []`) leaves nothing behind.
+    old_texts = [e.before for e in replaced if _specific(e.before) and e.before not in e.after]
+    lines = grep(old_texts) if old_texts else ()
     found: list[Echo] = []
-    for edit in edits:
-        if not (edit.before and edit.after) or edit.path not in patches:
-            continue
+    for edit in replaced:
         if precedent := _precedent(edit, patches[edit.path], added, read_blob):
             found.append(precedent)
-        if leftover := _leftover(edit, added, grep):
+        if edit.before in old_texts and (leftover := _leftover(edit, added, lines)):
             found.append(leftover)
     return tuple(found)
 
@@ -85,15 +89,15 @@ def _precedent(edit: LineEdit, patch: str, added: set[str], read_blob: BlobReade
     return Echo(edit, "precedent", text, edit.path, lines[0])
 
 
-def _leftover(edit: LineEdit, added: set[str], grep: Grep) -> Echo | None:
-    """Where the product's code still holds the text the edit replaced."""
+def _leftover(edit: LineEdit, added: set[str], lines: tuple[tuple[str, str], ...]) -> Echo | None:
+    """Where the product's code still holds the text the edit replaced (`lines`: the
+    repository's lines that hold any edit's old text)."""
     text = edit.before
-    if not _specific(text) or text in edit.after:  # `x` becoming `x = []` leaves `x` behind
-        return None
     places = Counter(
         path
-        for path, line in grep(text)
-        if file_kind(path) == "source"
+        for path, line in lines
+        if text in line
+        and file_kind(path) == "source"
         and not is_generated(path)
         and line.strip() not in added
         and not _COMMENT.match(line.strip())

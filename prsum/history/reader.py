@@ -12,7 +12,7 @@ import fnmatch
 import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib.resources import files
@@ -466,11 +466,15 @@ class History:
             return None
         return data
 
-    def grep(self, rev: str, text: str) -> tuple[tuple[str, str], ...]:
-        """(path, line) of each line of `rev`'s tree that holds `text` (a fixed string, case
-        and all), text files only; none where git cannot search."""
+    def grep(self, rev: str, texts: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """(path, line) of each line of `rev`'s tree that holds any of `texts` (fixed strings,
+        case and all), text files only, in one pass over the tree; none where git cannot
+        search."""
+        if not texts:
+            return ()
+        patterns = [argument for text in texts for argument in ("-e", text)]
         try:
-            output: str = self._repo.git.grep("-F", "-I", "--no-color", "-z", "-e", text, rev, "--")
+            output: str = self._repo.git.grep("-F", "-I", "--no-color", "-z", *patterns, rev, "--")
         except git.GitCommandError:
             return ()  # git grep exits 1 when nothing matches
         found = []
