@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prsum.types import Echo, FileDiff, PullRequest
+from prsum.types import Echo, FileDiff, Precedent, PullRequest
 
 _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
@@ -38,7 +38,7 @@ class Evidence:
             if diff.parsed is not None
             for change in diff.parsed.definitions
         )
-        beyond = [text for echo in echoes for text in (echo.path, echo.line)]
+        beyond = [echo.line if isinstance(echo, Precedent) else echo.path for echo in echoes]
         text = "\n".join(
             [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
         )

@@ -25,6 +25,7 @@ from prsum.types import (
     Focus,
     Language,
     LineEdit,
+    Precedent,
     PullRequest,
     Related,
     Verdict,
@@ -305,17 +306,21 @@ def edits_sentence(path: str, edits: Sequence[LineEdit], lang: Language) -> str:
 def echo_sentence(echo: Echo, lang: Language) -> str:
     """A line of the repository that bears on a quoted edit: its precedent or its leftover."""
     zh = lang == "zh"
-    if echo.kind == "precedent":
+    if isinstance(echo, Precedent):
+        path = echo.edit.path
         if zh:
-            return f"同一文件中未改动的 `{echo.line}` 已有 `{echo.text}`。"
-        return f"`{echo.line}`, unchanged in the same file, already has `{echo.text}`."
+            return f"`{path}` 中未改动的 `{echo.line}` 已有 `{echo.text}`。"
+        return f"`{echo.line}`, unchanged in `{path}`, already has `{echo.text}`."
     if echo.files == 1:
         if zh:
             return f"旧的 `{echo.text}` 仍留在 `{echo.path}` 中（{echo.count} 行）。"
         lines = "line" if echo.count == 1 else "lines"
         return f"The old `{echo.text}` still stands in `{echo.path}` ({echo.count} {lines})."
     if zh:
-        return f"旧的 `{echo.text}` 仍留在 {echo.files} 个文件的 {echo.count} 行中，包括 `{echo.path}`。"
+        return (
+            f"旧的 `{echo.text}` 仍留在 {echo.files} 个文件的 {echo.count} 行中，"
+            f"包括 `{echo.path}`。"
+        )
     return (
         f"The old `{echo.text}` still stands in {echo.count} lines of {echo.files} files, "
         f"`{echo.path}` among them."

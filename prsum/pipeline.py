@@ -269,14 +269,16 @@ class Summarizer:
     def read(self, pr: PullRequest) -> _PrInput:
         """Everything git and the facts say of a PR: the part of a card that needs no model."""
         pr, commits = self.history.with_own_commits(pr)
-        diffs = self.history.diff(pr)
+        diffs = written = self.history.diff(pr)
         if self.settings.redact:
             pr = redact_pr(pr)
             commits = tuple(redact_commit(commit) for commit in commits)
             diffs = tuple(redact_diff(diff) for diff in diffs)
         facts = compute_facts(pr, diffs)
+        # The edits are quoted from the masked diffs; their echoes are placed by the patches'
+        # line numbers, which only the unmasked ones keep.
         echoes = edit_echoes(
-            facts.edits, diffs, self.history.blob, functools.partial(self.history.grep, pr.sha)
+            facts.edits, written, self.history.blob, functools.partial(self.history.grep, pr.sha)
         )
         if self.settings.redact:
             echoes = tuple(redact_echo(echo) for echo in echoes)

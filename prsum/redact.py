@@ -18,7 +18,16 @@ from collections import Counter
 from dataclasses import replace
 
 from prsum.filekinds import file_kind
-from prsum.types import Commit, Discovery, Echo, FileDiff, OtherCommit, PrMeta, PullRequest
+from prsum.types import (
+    Commit,
+    Discovery,
+    Echo,
+    FileDiff,
+    OtherCommit,
+    Precedent,
+    PrMeta,
+    PullRequest,
+)
 
 MASK = "[REDACTED]"
 _PRIVATE_KEY = re.compile(
@@ -81,9 +90,13 @@ def redact_diff(diff: FileDiff) -> FileDiff:
 
 
 def redact_echo(echo: Echo) -> Echo:
-    """The echo with the repository's line it quotes masked (its edit comes from the diff,
-    already masked)."""
-    return replace(echo, line=redact_text(echo.line))
+    """The echo with the repository's line it quotes masked as its file's diff would be (its
+    edit comes from the diff, already masked)."""
+    if isinstance(echo, Precedent):
+        return replace(
+            echo, line=redact_text(echo.line, config=file_kind(echo.edit.path) == "config")
+        )
+    return echo
 
 
 def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:

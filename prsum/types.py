@@ -193,19 +193,28 @@ class LineEdit:
 
 
 @dataclass(frozen=True)
-class Echo:
-    """What the repository at a PR's commit says of one of its quoted edits, beyond the diff
-    (prsum.facts.echoes): a `precedent` (the unchanged `line` of the edited file already has
-    the edit's new `text`) or a `leftover` (the replaced `text` still stands in `count` lines
-    of `files` files of the product's code, most of them in `path`)."""
+class Precedent:
+    """An unchanged `line` of the file a quoted edit is in, at the PR's commit, that already
+    has the `text` the edit wrote (prsum.facts.echoes)."""
 
     edit: LineEdit
-    kind: Literal["precedent", "leftover"]
+    text: str
+    line: str
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """The `text` a quoted edit replaced, still standing at the PR's commit in `count` lines
+    of `files` files of the product's code, most of them in `path` (prsum.facts.echoes)."""
+
+    edit: LineEdit
     text: str
     path: str
-    line: str = ""
-    count: int = 1
-    files: int = 1
+    count: int
+    files: int
+
+
+Echo = Precedent | Leftover  # what the repository says of a quoted edit, beyond the diff
 
 
 @dataclass(frozen=True)

@@ -642,8 +642,12 @@ def test_a_pr_of_documents_only_is_told_by_its_sentences_and_sections(repo: Repo
 
 
 def test_the_repository_tells_an_edits_precedent_and_leftover(repo: RepoBuilder) -> None:
+    import jsonschema
+
+    from prsum.render import card_to_dict
     from prsum.types import Card
     from tests.pipeline import cards_for
+    from tests.test_render import SCHEMA
 
     scores = (
         "def advantage(scores, index):\n"
@@ -659,11 +663,89 @@ def test_the_repository_tells_an_edits_precedent_and_leftover(repo: RepoBuilder)
     assert isinstance(card, Card)
     # the unchanged call above already passed the device; src/other.py still does not
     assert card.body.summary.endswith(
-        "`g = as_index(index, device=scores.device)`, unchanged in the same file, already has "
+        "`g = as_index(index, device=scores.device)`, unchanged in `src/adv.py`, already has "
         "`device=scores.device`. The old `mean = group_mean(scores, g)` still stands in "
         "`src/other.py` (1 line). Start with `advantage` in `src/adv.py`."
     )
+    # JSON cards carry the echoes their sentences stand on
+    document = card_to_dict(card)
+    jsonschema.validate(document, SCHEMA)
+    assert [echo["kind"] for echo in document["facts"]["echoes"]] == ["precedent", "leftover"]
     # a text this short or plain is written everywhere: no echo
     repo.commit("Again (#3)", {"src/adv.py": fixed.replace("scores - mean", "scores - mean * 2")})
     (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
     assert isinstance(card, Card) and card.facts.edits and not card.facts.echoes
+
+
+def echoes_of(repo: RepoBuilder, message: str, files: dict[str, str | bytes | None]) -> str:
+    """The summary of a facts card for a PR made of `files`."""
+    from prsum.types import Card
+    from tests.pipeline import cards_for
+
+    repo.commit(message, files)
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card)
+    return card.body.summary
+
+
+def test_an_echo_is_a_line_the_pr_did_not_write_and_a_whole_name(repo: RepoBuilder) -> None:
+    base = "def f(x, cfg):\n    y = conv(x, other_device=x.device_type)\n    data = fetch(x)\n"
+    admin = "def g(uid):\n    borrow = get_user(uid)\n    return borrow\n"
+    repo.commit("Add (#1)", {"src/a.py": base, "src/admin.py": admin, "src/u.py": "row = 1\n"})
+    edited = base.replace("data = fetch(x)", "data = fetch(x, device=x.device)")
+    # a line the PR adds (masked or not, first in its file or not) is no precedent
+    added = (
+        'z = auth(token="ghp_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '", device=x.device)\n'
+    )
+    summary = echoes_of(repo, "Device (#2)", {"src/a.py": "++count;\n" + edited + added})
+    assert "already has" not in summary  # nor inside `other_device=x.device_type`
+    users = "row = get_user(uid)\nother = 1\n"
+    repo.commit("Users (#3)", {"src/u.py": users, "examples/demo.py": "row = get_user(uid)\n"})
+    summary = echoes_of(
+        repo, "Users (#4)", {"src/u.py": users.replace("(uid)", "(uid, cache=True)")}
+    )
+    # `borrow = get_user(uid)` holds no `row = get_user(uid)`, and examples are no product code
+    assert "still stands" not in summary
+
+
+def test_checks_are_whole_new_and_not_data(repo: RepoBuilder) -> None:
+    inline = 'fn parse(s: &str) -> usize { s.len() }\n#[test]\nfn t() {\n    assert_eq!(parse("abc"), 3);\n}\n'
+    repo.commit("Add (#1)", {"src/lib.rs": inline})
+    plugin = 'def test_plugin(pytester):\n    pytester.makepyfile("""\n    def test_x():\n        assert collect(1) == 2\n    """)\n'
+    facts = facts_of(
+        repo,
+        "Assert what parse returns (#2)",
+        {
+            "src/lib.rs": "fn parse(s: &str) -> usize { s.len() }\n",
+            "tests/parse.rs": '#[test]\nfn t() {\n    assert_eq!(parse("abc"), 3);\n}\n',  # moved
+            "tests/test_plugin.py": plugin,  # a test's input, in a string
+            "tests/data/cases/parens.py": "assert (parse == 1)\n",  # a formatter's input
+            "tests/date.test.ts": "expect(parseDate('2024'))\n  .toEqual(2024)\n",  # continued
+            "tests/DateTest.java": "assertThat(parse(date));\nassertThat(parse(x)).isEqualTo(2);\n",
+        },
+    )
+    assert facts.assertions == (
+        Assertion("tests/DateTest.java", "assertThat(parse(x)).isEqualTo(2);"),
+    )
+
+
+def test_a_section_added_is_a_heading_of_a_markdown_document(repo: RepoBuilder) -> None:
+    readme = "# Tool\n\n## Install\n\nUse pip.\nKeep the history\nof every run.\n"
+    conf = "x = 1\n"
+    repo.commit("Add (#1)", {"README.md": readme, "docs/conf.py": conf, "docs/guide.md": "# G\n"})
+    facts = facts_of(
+        repo,
+        "Docs (#2)",
+        {
+            # renamed, not added; a line of prose that begins with "for" is no loop
+            "README.md": readme.replace("## Install", "## Installation").replace(
+                "history\n", "history\nfor a week with --long,\n"
+            ),
+            "docs/conf.py": conf + "\n## Options for HTML output\n\ny = 2\n",  # a comment
+            "docs/guide.md": "# G\n\n```bash\n## install the hooks first\nmake hooks\n```\n\n## Usage\n\nRun it.\n",
+        },
+    )
+    assert facts.edits == (
+        LineEdit("README.md", "## Install", "## Installation"),
+        LineEdit("docs/guide.md", "", "## Usage"),
+    )

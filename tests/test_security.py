@@ -110,5 +110,38 @@ def test_a_secret_in_an_unchanged_line_the_card_quotes_is_masked(repo: RepoBuild
     after = before.replace("client.fetch(url)", "client.fetch(url, max_retries=3)")
     repo.commit("Retry (#2)", {"src/app.py": after})
     (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
-    assert card.facts.echoes and "unchanged in the same file" in card.body.summary
+    assert card.facts.echoes and "unchanged in `src/app.py`" in card.body.summary
     assert secret not in json.dumps(card_to_dict(card)) and MASK in card.body.summary
+
+
+def test_a_config_line_the_card_quotes_is_masked_as_the_configs_diff(repo: RepoBuilder) -> None:
+    # a high-entropy value is masked in a config file's diff: so in the precedent it quotes
+    signed = f"mirror: cdn.example.com/v1?key=svc.default&sig={SECRETS['entropy']}\n"
+    repo.commit("Add (#1)", {"deploy/app.yaml": signed + "primary: db.example.com/v1?key=old\n"})
+    new = signed + "primary: db.example.com/v1?key=svc.default\n"
+    repo.commit("Key (#2)", {"deploy/app.yaml": new})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert card.facts.echoes and "unchanged in `deploy/app.yaml`" in card.body.summary
+    assert SECRETS["entropy"] not in json.dumps(card_to_dict(card))
+
+
+def test_a_partial_clone_is_not_searched(repo: RepoBuilder) -> None:
+    # git would fetch every blob it lacks from the remote to search the tree: prsum does not
+    from prsum.history import History
+
+    repo.commit("Add (#1)", {"src/app.py": "client.fetch(url, retries=3)\n"})
+    history = History(repo.path)
+    assert history.grep("HEAD", ["client.fetch(url"]) == (
+        ("src/app.py", 1, "client.fetch(url, retries=3)"),
+    )
+    repo.git("config", "remote.origin.promisor", "true")
+    assert History(repo.path).grep("HEAD", ["client.fetch(url"]) == ()
+
+
+def test_a_path_with_a_newline_is_read_whole(repo: RepoBuilder) -> None:
+    from prsum.history import History
+
+    repo.commit("Add (#1)", {"src/evil\nsrc/ghost.py": "client.fetch(url)\n"})
+    assert History(repo.path).grep("HEAD", ["client.fetch"]) == (
+        ("src/evil\nsrc/ghost.py", 1, "client.fetch(url)"),
+    )

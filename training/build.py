@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from prsum.cards.checks import pr_part, sentences
+from prsum.cards.checks import NUMBER, pr_part, sentences
 from prsum.cards.whole import WHOLE_TOKENS, card_schema, messages_for
 from prsum.config import default_threads, resolve_settings
 from prsum.errors import PrsumError
@@ -49,7 +49,6 @@ CONTEXT = 4096
 # About a tenth of the repositories, one per language family, chosen once by name: their cards
 # are never trained on, so validation loss says how the model does on unseen histories.
 VALIDATION_REPOSITORIES = frozenset({"encode/httpx", "sharkdp/bat", "spf13/viper", "vercel/swr"})
-_NUMBER = re.compile(r"\d+(?:\.\d+)*")  # a count, a version, a size
 CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 
 
@@ -67,7 +66,7 @@ def visible_card(card: dict[str, Any], lang: Language, seen: Evidence) -> dict[s
     def shown(text: str) -> bool:
         return all(seen.knows(name) for name in cited_names(text)) and all(
             re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", seen.text)
-            for number in _NUMBER.findall(text)
+            for number in NUMBER.findall(text)
         )
 
     if not shown(card["headline"]):

@@ -34,7 +34,9 @@ from prsum.types import (
     FileDiff,
     Focus,
     Language,
+    Leftover,
     LineEdit,
+    Precedent,
     Provenance,
     PullRequest,
     Timing,
@@ -50,6 +52,8 @@ _NAMED_FILES = 3
 _EDIT_FILES = 2  # files whose in-place edits a summary quotes
 _EDITS_SHOWN = 2  # edits it quotes in all
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")  # names of four characters or more
+# A title's words that every check has (`assert`, `expect`): they make no check about the PR.
+_CHECK_WORDS = frozenset({"assert", "assertion", "assertions", "expect", "equal", "equals"})
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,8 @@ def echo_sentences(echoes: Sequence[Echo], shown: Sequence[LineEdit], lang: Lang
     """What the repository says of the quoted edits: the first precedent and the first
     leftover of an edit the summary quotes."""
     sentences = []
-    for kind in ("precedent", "leftover"):
-        echo = next((e for e in echoes if e.kind == kind and e.edit in shown), None)
+    for kind in (Precedent, Leftover):
+        echo = next((e for e in echoes if isinstance(e, kind) and e.edit in shown), None)
         if echo is not None:
             sentences.append(i18n.echo_sentence(echo, lang))
     return sentences
@@ -180,7 +184,7 @@ def pinned_check(card: CardInput) -> Assertion | None:
         if file_kind(path) == "source"
         for name in digest.names
     }
-    words = title_words(card.pr.title)
+    words = title_words(card.pr.title) - _CHECK_WORDS
 
     def score(check: Assertion) -> float:
         cited = set(_IDENTIFIER.findall(check.line))

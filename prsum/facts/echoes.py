@@ -5,10 +5,12 @@ form how this code already does it (`device=scores.device` where the call above 
 passed `as_torch_index(index, device=scores.device)`), and is the old form still elsewhere
 (the same `attn_qkv_flops = 12 * seqlen_square_sum` left in another model's branch)? Both are
 answered by lines of the repository, quoted: a *precedent* is an unchanged line of the edited
-file that already holds the edit's new text; a *leftover* is a line of the product's code that
-still holds the text the edit replaced. Neither says whether that is right: the reader judges.
+file that already has the edit's new text; a *leftover* is a line of the product's code that
+still has the text the edit replaced. Neither says whether that is right: the reader judges.
 
-Git is reached only through the callables passed in (prsum.history reads the repository).
+Lines the PR adds are told apart by their numbers in the patch's hunks, not by their text
+(a masked secret or a moved line makes text comparisons lie). Git is reached only through the
+callables passed in (prsum.history reads the repository).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from collections.abc import Callable, Sequence
 
 from prsum.digest import BlobReader, blob_names
 from prsum.facts.edits import balanced, written_part
-from prsum.filekinds import file_kind, is_generated
-from prsum.types import Echo, FileDiff, LineEdit
+from prsum.filekinds import file_kind, is_auxiliary, is_generated
+from prsum.types import Echo, FileDiff, Leftover, LineEdit, Precedent
 
-# Search the PR's commit for fixed strings: (path, line) of each line that holds any of them.
-Grep = Callable[[Sequence[str]], tuple[tuple[str, str], ...]]
+# Search the PR's commit for fixed strings: (path, line number, line) of each line that holds
+# any of them.
+Grep = Callable[[Sequence[str]], tuple[tuple[str, int, str], ...]]
 
 _MIN_TEXT = 10  # characters: shorter text (`x + 1`, `segment`) is written everywhere
 _CODE_MARK = re.compile(r"[.=(]")  # a call, an attribute or an assignment: code, not a word
@@ -31,33 +34,50 @@ _NAME = re.compile(r"[A-Za-z_]\w{2,}")
 _MAX_PRECEDENTS = 3  # lines: text found in more is an idiom of the file, not a precedent
 _MAX_LINE = 100  # characters of a line quoted whole
 _MAX_BYTES = 1 << 20
+_MAX_SEARCHED = 50  # old texts searched a PR: a card quotes two edits, a huge PR has thousands
 _COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|\"\"\"|''')")
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 def edit_echoes(
     edits: tuple[LineEdit, ...], diffs: tuple[FileDiff, ...], read_blob: BlobReader, grep: Grep
 ) -> tuple[Echo, ...]:
-    """The precedent and the leftover of each edit that replaces a line, where there is one."""
+    """The precedent and the leftover of each edit that replaces a line, where there is one.
+    `diffs` are the PR's patches as git wrote them (not masked: their line numbers must hold)."""
     patches = {diff.path: diff.patch for diff in diffs}
-    added = {
-        line[1:].strip()
-        for diff in diffs
-        for line in diff.patch.split("\n")
-        if line.startswith("+") and not line.startswith("+++")
-    }
+    added = {diff.path: added_line_numbers(diff.patch) for diff in diffs}
     replaced = [edit for edit in edits if edit.before and edit.after and edit.path in patches]
-    # One pass over the tree for every edit's old text (a grep an edit would cost seconds on
-    # a large repository for a PR of many edits). An edit that keeps its old text (`x` became
-    # `x = []`) leaves nothing behind.
-    old_texts = [e.before for e in replaced if _specific(e.before) and e.before not in e.after]
-    lines = grep(old_texts) if old_texts else ()
+    # One pass over the tree for the edits' old texts (a grep an edit cost seconds a PR on a
+    # large repository). An edit that keeps its old text (`x` became `x = []`) leaves none.
+    searched = [e.before for e in replaced if _specific(e.before) and e.before not in e.after]
+    found_lines = grep(list(dict.fromkeys(searched))[:_MAX_SEARCHED]) if searched else ()
+    sources: dict[str, list[str] | None] = {}
     found: list[Echo] = []
     for edit in replaced:
-        if precedent := _precedent(edit, patches[edit.path], added, read_blob):
+        if edit.path not in sources:
+            sources[edit.path] = _new_lines(patches[edit.path], read_blob)
+        lines = sources[edit.path]
+        if lines is not None and (precedent := _precedent(edit, lines, added[edit.path])):
             found.append(precedent)
-        if edit.before in old_texts and (leftover := _leftover(edit, added, lines)):
+        if leftover := _leftover(edit, found_lines, added):
             found.append(leftover)
     return tuple(found)
+
+
+def added_line_numbers(patch: str) -> frozenset[int]:
+    """The numbers, in the new version, of the lines a file's patch adds."""
+    numbers: set[int] = set()
+    line = 0
+    in_hunk = False
+    for text in patch.split("\n"):
+        if hunk := _HUNK.match(text):
+            line, in_hunk = int(hunk.group(1)), True
+        elif in_hunk and text.startswith("+"):
+            numbers.add(line)
+            line += 1
+        elif in_hunk and text.startswith(" "):
+            line += 1
+    return frozenset(numbers)
 
 
 def _specific(text: str) -> bool:
@@ -70,39 +90,60 @@ def _specific(text: str) -> bool:
     )
 
 
-def _precedent(edit: LineEdit, patch: str, added: set[str], read_blob: BlobReader) -> Echo | None:
-    """The unchanged line of the edited file that already wrote what the edit writes."""
-    text = written_part(edit).lstrip(" ,;=").rstrip(" ,;")
+def _holds(line: str, text: str) -> bool:
+    """Whether `line` has `text` as written, not inside a longer name (`row = f()` is no
+    part of `borrow = f()`)."""
+    start = r"(?<!\w)" if text[:1].isalnum() or text[:1] == "_" else ""
+    end = r"(?!\w)" if text[-1:].isalnum() or text[-1:] == "_" else ""
+    return re.search(start + re.escape(text) + end, line) is not None
+
+
+def _code(line: str) -> bool:
+    return bool(line.strip()) and not _COMMENT.match(line.strip())
+
+
+def _new_lines(patch: str, read_blob: BlobReader) -> list[str] | None:
+    """The lines of a file's new version, where the clone has it."""
     blobs = blob_names(patch)
-    if not _specific(text) or blobs is None or not blobs[1].strip("0"):
+    if blobs is None or not blobs[1].strip("0"):
         return None
     source = read_blob(blobs[1], _MAX_BYTES)
-    if source is None:
+    return source.decode("utf-8", errors="replace").split("\n") if source is not None else None
+
+
+def _precedent(edit: LineEdit, lines: list[str], added: frozenset[int]) -> Precedent | None:
+    """The unchanged line of the edited file that already has what the edit wrote."""
+    text = written_part(edit).lstrip(" ,;=").rstrip(" ,;")
+    if not _specific(text):
         return None
-    lines = [
+    holding = [
         line.strip()
-        for line in source.decode("utf-8", errors="replace").split("\n")
-        if text in line and line.strip() not in added and not _COMMENT.match(line.strip())
+        for number, line in enumerate(lines, start=1)
+        if number not in added and _code(line) and _holds(line, text)
     ]
-    if not 0 < len(lines) <= _MAX_PRECEDENTS or len(lines[0]) > _MAX_LINE or "`" in lines[0]:
+    if not 0 < len(holding) <= _MAX_PRECEDENTS or len(holding[0]) > _MAX_LINE:
         return None
-    return Echo(edit, "precedent", text, edit.path, lines[0])
+    return Precedent(edit, text, holding[0]) if "`" not in holding[0] else None
 
 
-def _leftover(edit: LineEdit, added: set[str], lines: tuple[tuple[str, str], ...]) -> Echo | None:
-    """Where the product's code still holds the text the edit replaced (`lines`: the
-    repository's lines that hold any edit's old text)."""
+def _leftover(
+    edit: LineEdit,
+    found_lines: tuple[tuple[str, int, str], ...],
+    added: dict[str, frozenset[int]],
+) -> Leftover | None:
+    """Where the product's code still has the text the edit replaced (`found_lines`: the
+    repository's lines that have any edit's old text), the PR's own added lines aside."""
     text = edit.before
     places = Counter(
         path
-        for path, line in lines
-        if text in line
-        and file_kind(path) == "source"
-        and not is_generated(path)
-        and line.strip() not in added
-        and not _COMMENT.match(line.strip())
+        for path, number, line in found_lines
+        if file_kind(path) == "source"
+        and not (is_generated(path) or is_auxiliary(path))
+        and number not in added.get(path, frozenset())
+        and _code(line)
+        and _holds(line, text)
     )
     if not places:
         return None
     path, _ = places.most_common(1)[0]
-    return Echo(edit, "leftover", text, path, count=places.total(), files=len(places))
+    return Leftover(edit, text, path, places.total(), len(places))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from difflib import SequenceMatcher
+from pathlib import PurePosixPath
 
 from prsum.facts.lexing import TRIPLE_QUOTE, Side, comment_style
 from prsum.filekinds import file_kind, is_auxiliary, is_changelog, is_generated
@@ -58,6 +59,13 @@ _ASSERTION = re.compile(
 _MAX_ASSERTION = 100  # characters: a check is quoted whole or not at all (cut, it pins nothing)
 _MAX_ASSERTIONS = 20
 _HEADING = re.compile(r"^#{2,6}\s+\w")
+_MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
+# Test data, not tests: formatter cases, fixtures, snapshots (their `assert` lines are input).
+_TEST_DATA = re.compile(r"(?:^|/)(?:data|fixtures|cases|snapshots|__snapshots__|testdata)/")
+# A check whose expectation is a matcher called on it (`expect(x).toBe(y)`, AssertJ's
+# `assertThat(x).isEqualTo(y)`): without the matcher on its line it checks nothing yet.
+_NEEDS_MATCHER = re.compile(r"^(?:await\s+)?(?:expect|assertThat)\(")
+_MATCHER = re.compile(r"\)\s*(?:\.\w+)+\(")
 _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
 
 
@@ -85,7 +93,7 @@ def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, 
     found = _first_of_each(_file_edits(path, patch) for path, patch in quoted(("M", "R"), kinds))
     if not found and not changes_code:
         found = _first_of_each(
-            _document_edits(path, patch, status[path])
+            _document_edits(path, patch)
             for path, patch in quoted(("M", "R", "A"), frozenset({"docs"}))
             if not is_changelog(path)  # its headings are versions; its entries, the title's
         )
@@ -106,31 +114,45 @@ def _first_of_each(files: Iterable[Iterator[LineEdit]]) -> tuple[LineEdit, ...]:
     return tuple(found)
 
 
-def _document_edits(path: str, patch: str, status: str) -> Iterator[LineEdit]:
-    """A document's sentences rewritten in place (not in a file it adds), then the sections it
-    adds, by their headings."""
-    if status != "A":
-        yield from _file_edits(path, patch)
-    removed = {line[1:].strip() for line in patch.split("\n") if line.startswith("-")}
-    yield from (
-        LineEdit(path, "", heading)
-        for heading in _added_headings(patch)
-        if heading not in removed and _quotable(heading)
-    )
+def _document_edits(path: str, patch: str) -> Iterator[LineEdit]:
+    """A document's sentences rewritten in place, then the sections it adds, by their
+    headings."""
+    yield from _file_edits(path, patch, control=False)  # a prose line may begin with "if"
+    if PurePosixPath(path).suffix.lower() in _MARKDOWN:
+        yield from (LineEdit(path, "", heading) for heading in _added_headings(patch))
 
 
 def _added_headings(patch: str) -> Iterator[str]:
-    """The Markdown headings of the second level or deeper (`## Install`) a patch adds: a
-    first-level `# Bash` is as often a shell comment in a code fence, which a hunk may begin
-    inside of."""
-    for line in patch.split("\n"):
-        if line.startswith("+") and _HEADING.match(text := line[1:].strip()):
-            yield text
+    """The Markdown headings of the second level or deeper (`## Install`) a patch adds with a
+    blank line before and after, as headings are written (a `## step` comment in a code
+    fence has a command under it; a first-level `# Bash` is as often one), in a run of lines
+    that removes no heading (there a heading was renamed, not a section added)."""
+    for hunk in patch.split("\n@@")[1:]:
+        lines = hunk.split("\n")[1:]
+        for index, line in enumerate(lines):
+            text = line[1:].strip()
+            if not (line.startswith("+") and _HEADING.match(text) and _quotable(text)):
+                continue
+            before = lines[index - 1] if index else ""
+            after = lines[index + 1] if index + 1 < len(lines) else "x"
+            start = index
+            while start > 0 and lines[start - 1].startswith(("+", "-")):
+                start -= 1
+            stop = index
+            while stop + 1 < len(lines) and lines[stop + 1].startswith(("+", "-")):
+                stop += 1
+            renamed = any(
+                other.startswith("-") and _HEADING.match(other[1:].strip())
+                for other in lines[start : stop + 1]
+            )
+            if not before[1:].strip() and not after[1:].strip() and not renamed:
+                yield text
 
 
-def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
-    """The edits of one file's patch, block by block. A line that stands on the other side of
-    the patch too was moved, not edited: a check moved down a function is no check dropped."""
+def _file_edits(path: str, patch: str, control: bool = True) -> Iterator[LineEdit]:
+    """The edits of one file's patch, block by block: lines replaced, and (with `control`)
+    lines of control flow added or removed. A line that stands on the other side of the patch
+    too was moved, not edited: a check moved down a function is no check dropped."""
     blocks = list(_blocks(patch, comment_style(path)))
     all_removed = {text for removed, _, _ in blocks for text in removed}
     all_added = {text for _, added, _ in blocks for text in added}
@@ -144,6 +166,8 @@ def _file_edits(path: str, patch: str) -> Iterator[LineEdit]:
             moved = before in all_added or after in all_removed
             if not moved and (edit := _replacement(path, before, after)):
                 yield edit
+        if not control:
+            continue
         paired_old = {before for before, _ in pairs}
         paired_new = {after for _, after in pairs}
         lost = [t for t in removed if t not in paired_old | all_added and _CONTROL.match(t)]
@@ -217,11 +241,14 @@ def _hunk_blocks(hunk: list[str], style: str) -> Iterator[tuple[list[str], list[
     context_before = False
     for line in hunk:
         tag, text = line[:1], line[1:]
+        # A line inside a triple-quoted string (`makepyfile("""…""")`) is data, not code.
         if tag == "-":
-            if old.role(text, style) == "code":
+            in_string = bool(old.string)
+            if old.role(text, style) == "code" and not in_string:
                 removed.append(text.strip())
         elif tag == "+":
-            if new.role(text, style) == "code":
+            in_string = bool(new.string)
+            if new.role(text, style) == "code" and not in_string:
                 added.append(text.strip())
         else:
             if removed or added:
@@ -315,27 +342,37 @@ def _quotable(text: str) -> bool:
 
 
 def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
-    """The checks the PR's tests add, in the diff's order, each once: code lines of test files
-    that assert an outcome, short enough to quote whole, not moved from elsewhere in the PR."""
-    tests = [
-        diff for diff in diffs if file_kind(diff.path) == "test" and not is_generated(diff.path)
-    ]
-    blocks = {diff.path: list(_blocks(diff.patch, comment_style(diff.path))) for diff in tests}
-    removed = {text for found in blocks.values() for lost, _, _ in found for text in lost}
-    said: dict[str, Assertion] = {}
-    for path, found in blocks.items():
-        for _, added, _ in found:
-            for text in added:
+    """The checks the PR's tests add, in the diff's order, each once (where first added):
+    code lines of test files that assert an outcome, whole on their line, short enough to
+    quote, not moved from elsewhere in the PR (from a source file's inline tests included)."""
+    removed = {
+        line[1:].strip()
+        for diff in diffs
+        for line in diff.patch.split("\n")
+        if line.startswith("-") and not line.startswith("---")
+    }
+    found: dict[str, Assertion] = {}
+    for diff in diffs:
+        if (
+            file_kind(diff.path) != "test"
+            or is_generated(diff.path)
+            or _TEST_DATA.search(diff.path)
+        ):
+            continue
+        for _, added, _ in _blocks(diff.patch, comment_style(diff.path)):
+            for index, text in enumerate(added):
+                continued = index + 1 < len(added) and added[index + 1].startswith(".")
                 if (
                     _ASSERTION.match(text)
                     and text not in removed
-                    and text not in said
                     and len(text) <= _MAX_ASSERTION
                     and "`" not in text
                     and balanced(text)
+                    and not continued
+                    and (_MATCHER.search(text) or not _NEEDS_MATCHER.match(text))
                 ):
-                    said[text] = Assertion(path, text)
-    return tuple(said.values())[:_MAX_ASSERTIONS]
+                    found.setdefault(text, Assertion(diff.path, text))
+    return tuple(found.values())[:_MAX_ASSERTIONS]
 
 
 def balanced(text: str) -> bool:

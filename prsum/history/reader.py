@@ -9,6 +9,7 @@ patches and a PR's own commits are read per PR, only when a card needs them.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections import deque
@@ -44,6 +45,7 @@ from prsum.types import (
     Related,
 )
 
+_GREP_SECONDS = 20  # a search of the tree for an edit's old text: past this, no leftover
 _FIELD = "\x1f"
 _RECORD = "\x1e"
 _LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
@@ -466,21 +468,49 @@ class History:
             return None
         return data
 
-    def grep(self, rev: str, texts: Sequence[str]) -> tuple[tuple[str, str], ...]:
-        """(path, line) of each line of `rev`'s tree that holds any of `texts` (fixed strings,
-        case and all), text files only, in one pass over the tree; none where git cannot
-        search."""
-        if not texts:
+    @functools.cached_property
+    def fetches_on_demand(self) -> bool:
+        """Whether the clone is partial: git would fetch the blobs it lacks from a remote as a
+        search reads them (prsum opens no connection, so such reads are not made)."""
+        reader = self._repo.config_reader()
+        return any(
+            reader.get_value(section, option, default="") not in ("", False)
+            for section in reader.sections()
+            for option in ("partialclone", "promisor")
+            if (section == "extensions" or section.startswith("remote "))
+            and reader.has_option(section, option)
+        )
+
+    def grep(self, rev: str, texts: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
+        """(path, line number, line) of each line of `rev`'s tree that has any of `texts`
+        (fixed strings, case and all), text files only, in one pass over the tree; none in a
+        partial clone, or where git cannot search in time."""
+        if not texts or self.fetches_on_demand:
             return ()
         patterns = [argument for text in texts for argument in ("-e", text)]
         try:
-            output: str = self._repo.git.grep("-F", "-I", "--no-color", "-z", *patterns, rev, "--")
-        except git.GitCommandError:
-            return ()  # git grep exits 1 when nothing matches
+            output: str = self._repo.git.grep(
+                "-F",
+                "-I",
+                "-n",
+                "--no-color",
+                "-z",
+                *patterns,
+                rev,
+                "--",
+                kill_after_timeout=_GREP_SECONDS,
+                env={"GIT_NO_LAZY_FETCH": "1"},
+            )
+        except (git.GitCommandError, OSError):
+            return ()  # nothing matched (git grep exits 1), too long, or too many patterns
+        # `path\0number\0line\n` a line: a path may hold a newline, a line cannot.
+        fields = output.split("\0")
         found = []
-        for entry in output.split("\n"):
-            name, _, line = entry.partition("\0")
-            found.append((name.removeprefix(f"{rev}:"), line))
+        path = fields[0]
+        for index in range(1, len(fields) - 1, 2):
+            line, _, following = fields[index + 1].partition("\n")
+            found.append((path.removeprefix(f"{rev}:"), int(fields[index]), line))
+            path = following
         return tuple(found)
 
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:

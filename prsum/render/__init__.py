@@ -8,7 +8,7 @@ from typing import Any
 
 from prsum.i18n import PHRASES
 from prsum.render.inert import json_dumps, md_code, md_inline, md_prose
-from prsum.types import Card, Discovery, OtherCommit, PullRequest, RangeReport
+from prsum.types import Card, Discovery, Echo, OtherCommit, Precedent, PullRequest, RangeReport
 
 CARD_SCHEMA = "prsum.card/1"
 RANGE_SCHEMA = "prsum.range/1"
@@ -35,6 +35,12 @@ def pr_to_dict(pr: PullRequest) -> dict[str, Any]:
     }
 
 
+def echo_to_dict(echo: Echo) -> dict[str, Any]:
+    """A precedent or a leftover of a quoted edit, with its kind."""
+    fields = {**vars(echo), "edit": vars(echo.edit)}
+    return {"kind": "precedent" if isinstance(echo, Precedent) else "leftover", **fields}
+
+
 def card_to_dict(card: Card) -> dict[str, Any]:
     """A card as CARDS.md's JSON (`prsum.card/1`)."""
     facts, body, coverage = card.facts, card.body, card.coverage
@@ -52,6 +58,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "new_options": list(facts.new_options),
             "edits": [vars(edit) for edit in facts.edits],
             "assertions": [vars(check) for check in facts.assertions],
+            "echoes": [echo_to_dict(echo) for echo in facts.echoes],
             "size": {
                 "files": facts.files_changed,
                 "added": facts.lines_added,
