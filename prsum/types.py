@@ -204,8 +204,9 @@ class Precedent:
 
 @dataclass(frozen=True)
 class Leftover:
-    """The `text` a quoted edit replaced, still standing at the PR's commit in `count` lines
-    of `files` files of the product's code, most of them in `path` (prsum.facts.echoes)."""
+    """The line a quoted edit replaced (`text`, whole), still standing as it was at the PR's
+    commit in `count` lines of `files` files of the product's code, most of them in `path`
+    (prsum.facts.echoes)."""
 
     edit: LineEdit
     text: str

@@ -700,11 +700,15 @@ def test_an_echo_is_a_line_the_pr_did_not_write_and_a_whole_name(repo: RepoBuild
     summary = echoes_of(repo, "Device (#2)", {"src/a.py": "++count;\n" + edited + added})
     assert "already has" not in summary  # nor inside `other_device=x.device_type`
     users = "row = get_user(uid)\nother = 1\n"
-    repo.commit("Users (#3)", {"src/u.py": users, "examples/demo.py": "row = get_user(uid)\n"})
+    demo = "row = get_user(uid)\n"
+    # a line that only begins as the old one did says something else
+    longer = "row = get_user(uid).profile\n"
+    repo.commit("Users (#3)", {"src/u.py": users, "examples/demo.py": demo, "src/v.py": longer})
     summary = echoes_of(
         repo, "Users (#4)", {"src/u.py": users.replace("(uid)", "(uid, cache=True)")}
     )
-    # `borrow = get_user(uid)` holds no `row = get_user(uid)`, and examples are no product code
+    # `borrow = get_user(uid)` holds no `row = get_user(uid)`, nor is
+    # `row = get_user(uid).profile` the same line; examples are no product code
     assert "still stands" not in summary
 
 

@@ -6,7 +6,8 @@ passed `as_torch_index(index, device=scores.device)`), and is the old form still
 (the same `attn_qkv_flops = 12 * seqlen_square_sum` left in another model's branch)? Both are
 answered by lines of the repository, quoted: a *precedent* is an unchanged line of the edited
 file that already has the edit's new text; a *leftover* is a line of the product's code that
-still has the text the edit replaced. Neither says whether that is right: the reader judges.
+still is, whole, the line the edit replaced. Neither says whether that is right: the reader
+judges.
 
 Lines the PR adds are told apart by their numbers in the patch's hunks, not by their text
 (a masked secret or a moved line makes text comparisons lie). Git is reached only through the
@@ -47,10 +48,13 @@ def edit_echoes(
     patches = {diff.path: diff.patch for diff in diffs}
     added = {diff.path: added_line_numbers(diff.patch) for diff in diffs}
     replaced = [edit for edit in edits if edit.before and edit.after and edit.path in patches]
-    # One pass over the tree for the edits' old texts (a grep an edit cost seconds a PR on a
-    # large repository). An edit that keeps its old text (`x` became `x = []`) leaves none.
-    searched = [e.before for e in replaced if _specific(e.before) and e.before not in e.after]
-    found_lines = grep(list(dict.fromkeys(searched))[:_MAX_SEARCHED]) if searched else ()
+    # A leftover is the whole line the edit replaced, standing as it was: a line that only
+    # begins the same (`return f()` in `return f().g()`) says something else.
+    old_lines = {edit: _replaced_line(edit, patches[edit.path]) for edit in replaced}
+    searched = list(dict.fromkeys(line for line in old_lines.values() if line))[:_MAX_SEARCHED]
+    # One pass over the tree for all of them (a grep an edit cost seconds a PR on a large
+    # repository).
+    found_lines = grep(searched) if searched else ()
     sources: dict[str, list[str] | None] = {}
     found: list[Echo] = []
     for edit in replaced:
@@ -59,9 +63,26 @@ def edit_echoes(
         lines = sources[edit.path]
         if lines is not None and (precedent := _precedent(edit, lines, added[edit.path])):
             found.append(precedent)
-        if leftover := _leftover(edit, found_lines, added):
+        line = old_lines[edit]
+        if line in searched and (leftover := _leftover(edit, line, found_lines, added)):
             found.append(leftover)
     return tuple(found)
+
+
+def _replaced_line(edit: LineEdit, patch: str) -> str:
+    """The whole line an edit replaced (its quote may be cut around the change), where one
+    removed line alone holds it and is worth searching for: specific, short enough to quote
+    whole, not kept by the edit (`x` became `x = []`)."""
+    holding = {
+        line[1:].strip()
+        for line in patch.split("\n")
+        if line.startswith("-") and not line.startswith("---") and edit.before in line
+    }
+    if len(holding) != 1:
+        return ""
+    (line,) = holding
+    keeps = line in edit.after or edit.before in edit.after
+    return line if _specific(line) and len(line) <= _MAX_LINE and not keeps else ""
 
 
 def added_line_numbers(patch: str) -> frozenset[int]:
@@ -128,22 +149,21 @@ def _precedent(edit: LineEdit, lines: list[str], added: frozenset[int]) -> Prece
 
 def _leftover(
     edit: LineEdit,
+    line: str,
     found_lines: tuple[tuple[str, int, str], ...],
     added: dict[str, frozenset[int]],
 ) -> Leftover | None:
-    """Where the product's code still has the text the edit replaced (`found_lines`: the
-    repository's lines that have any edit's old text), the PR's own added lines aside."""
-    text = edit.before
+    """Where the product's code still has, whole, the line the edit replaced (`found_lines`:
+    the repository's lines that have any edit's replaced line), the PR's own lines aside."""
     places = Counter(
         path
-        for path, number, line in found_lines
-        if file_kind(path) == "source"
+        for path, number, text in found_lines
+        if text.strip() == line
+        and file_kind(path) == "source"
         and not (is_generated(path) or is_auxiliary(path))
         and number not in added.get(path, frozenset())
-        and _code(line)
-        and _holds(line, text)
     )
     if not places:
         return None
     path, _ = places.most_common(1)[0]
-    return Leftover(edit, text, path, places.total(), len(places))
+    return Leftover(edit, line, path, places.total(), len(places))
