@@ -43,7 +43,15 @@ def _revive(kind: Any, data: Any) -> Any:
         if data is None:
             return None
         real = [argument for argument in typing.get_args(kind) if argument is not type(None)]
-        return _revive(real[0], data)
+        # Of several dataclasses (a precedent or a leftover), the one with the data's fields.
+        shaped = [
+            argument
+            for argument in real
+            if dataclasses.is_dataclass(argument)
+            and isinstance(data, dict)
+            and {f.name for f in dataclasses.fields(argument)} == set(data)
+        ]
+        return _revive((shaped or real)[0], data)
     if origin is dict:
         _, item = typing.get_args(kind)
         return {k: _revive(item, v) for k, v in data.items()}

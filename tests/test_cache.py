@@ -126,3 +126,17 @@ def test_the_package_sources_are_part_of_the_card_cache_key(
     assert card_from(same).timing.cached
     assert not card_from(edited).timing.cached
     assert card_from(edited).timing.cached
+
+
+def test_a_cached_cards_echoes_come_back_as_they_were(repo: RepoBuilder) -> None:
+    # A union of dataclasses is revived as the one with the data's fields: a leftover read
+    # back as a precedent failed, and every card with one was written again on every run.
+    from prsum.serial import from_plain, to_plain
+
+    scores = "def a(s, i):\n    g = index(i, device=s.device)\n    m = mean_of(s, g)\n"
+    repo.commit("Add (#1)", {"src/a.py": scores, "src/b.py": "    m = mean_of(s, g)\n"})
+    repo.commit("Device (#2)", {"src/a.py": scores.replace("(s, g)", "(s, g, device=s.device)")})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card) and len(card.facts.echoes) == 2  # a precedent, a leftover
+    cached = pipeline.CachedCard.of(card)
+    assert from_plain(pipeline.CachedCard, json.loads(json.dumps(to_plain(cached)))) == cached
