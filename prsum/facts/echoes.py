@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from prsum.digest import BlobReader, blob_names
-from prsum.facts.edits import balanced, written_part
+from prsum.facts.edits import balanced, removed_code, written_part
 from prsum.filekinds import file_kind, is_auxiliary, is_generated
 from prsum.types import Echo, FileDiff, Leftover, LineEdit, Precedent
 
@@ -73,11 +73,7 @@ def _replaced_line(edit: LineEdit, patch: str) -> str:
     """The whole line an edit replaced (its quote may be cut around the change), where one
     removed line alone holds it and is worth searching for: specific, short enough to quote
     whole, not kept by the edit (`x` became `x = []`)."""
-    holding = {
-        line[1:].strip()
-        for line in patch.split("\n")
-        if line.startswith("-") and not line.startswith("---") and edit.before in line
-    }
+    holding = {line for line in removed_code(edit.path, patch) if edit.before in line}
     if len(holding) != 1:
         return ""
     (line,) = holding

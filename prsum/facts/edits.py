@@ -182,6 +182,12 @@ def _file_edits(path: str, patch: str, control: bool = True) -> Iterator[LineEdi
         yield from (LineEdit(path, "", text) for text in gained if _quotable(text))
 
 
+def removed_code(path: str, patch: str) -> set[str]:
+    """The code lines a file's patch removes, stripped (hunk by hunk: no header, comment or
+    string line among them)."""
+    return {text for removed, _, _ in _blocks(patch, comment_style(path)) for text in removed}
+
+
 def _keyword(line: str) -> str:
     """The keyword of a line of control flow (`if`, `raise` …)."""
     match = _CONTROL.match(line)
@@ -345,12 +351,7 @@ def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
     """The checks the PR's tests add, in the diff's order, each once (where first added):
     code lines of test files that assert an outcome, whole on their line, short enough to
     quote, not moved from elsewhere in the PR (from a source file's inline tests included)."""
-    removed = {
-        line[1:].strip()
-        for diff in diffs
-        for line in diff.patch.split("\n")
-        if line.startswith("-") and not line.startswith("---")
-    }
+    removed = {text for diff in diffs for text in removed_code(diff.path, diff.patch)}
     found: dict[str, Assertion] = {}
     for diff in diffs:
         if (
