@@ -7,9 +7,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from prsum.spans import CODE_SPAN, code, span_code
 from prsum.types import Echo, FileDiff, Precedent, PullRequest
 
-_BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
+_LONGEST_NAME = 120  # characters: a longer code span is a quote, not a name to hold
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w./:-]*")
 _CALL = re.compile(r"([^()\s]+)\([^()]*\)")  # a call with its arguments: `name(x, y)`
@@ -99,16 +100,18 @@ def ground_text(
 
     def fix_backticked(match: re.Match[str]) -> str:
         nonlocal removed
-        name = match.group(1)
+        name = span_code(match)
+        if len(name) > _LONGEST_NAME:
+            return match.group(0)
         if path := evidence.full_path(name):
             note("path", name)
-            return f"`{path}`"
+            return code(path)
         if evidence.knows(name):
             return match.group(0)
         repaired = evidence.nearest(name)
         if repaired is not None:
             note("repaired", f"{name} -> {repaired}")
-            return f"`{repaired}`"
+            return code(repaired)
         note("removed", name)
         removed += 1
         return ""
@@ -126,7 +129,7 @@ def ground_text(
         removed += 1
         return ""
 
-    text = _BACKTICKED.sub(fix_backticked, text)
+    text = CODE_SPAN.sub(fix_backticked, text)
     text = _BARE_PATH.sub(fix_bare_path, text)
     if removed:
         text = _tidy(text)
@@ -146,4 +149,5 @@ def _tidy(text: str) -> str:
 
 def cited_names(text: str) -> list[str]:
     """The names a text cites: backticked spans and bare paths."""
-    return [*_BACKTICKED.findall(text), *_BARE_PATH.findall(text)]
+    spans = [span_code(match) for match in CODE_SPAN.finditer(text)]
+    return [*(name for name in spans if len(name) <= _LONGEST_NAME), *_BARE_PATH.findall(text)]

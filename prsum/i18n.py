@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from prsum.digest import FileDigest
 from prsum.facts import without_convention
 from prsum.filekinds import is_changelog
+from prsum.spans import code
 from prsum.types import (
     Assertion,
     Category,
@@ -290,14 +291,14 @@ def edits_sentence(path: str, edits: Sequence[LineEdit], lang: Language) -> str:
     for edit in edits:
         if edit.before and edit.after:
             said.append(
-                f"`{edit.before}` 改为 `{edit.after}`"
+                f"{code(edit.before)} 改为 {code(edit.after)}"
                 if zh
-                else f"`{edit.before}` becomes `{edit.after}`"
+                else f"{code(edit.before)} becomes {code(edit.after)}"
             )
         elif edit.after:
-            said.append(f"新增 `{edit.after}`" if zh else f"adds `{edit.after}`")
+            said.append(f"新增 {code(edit.after)}" if zh else f"adds {code(edit.after)}")
         else:
-            said.append(f"删去 `{edit.before}`" if zh else f"drops `{edit.before}`")
+            said.append(f"删去 {code(edit.before)}" if zh else f"drops {code(edit.before)}")
     if zh:
         return f"`{path}` 中，" + "；".join(said) + "。"
     return f"In `{path}`, " + "; ".join(said) + "."
@@ -309,20 +310,20 @@ def echo_sentence(echo: Echo, lang: Language) -> str:
     if isinstance(echo, Precedent):
         path = echo.edit.path
         if zh:
-            return f"`{path}` 中未改动的 `{echo.line}` 已有 `{echo.text}`。"
-        return f"`{echo.line}`, unchanged in `{path}`, already has `{echo.text}`."
+            return f"`{path}` 中未改动的 {code(echo.line)} 已有 {code(echo.text)}。"
+        return f"{code(echo.line)}, unchanged in `{path}`, already has {code(echo.text)}."
     if echo.files == 1:
         if zh:
-            return f"旧的 `{echo.text}` 仍留在 `{echo.path}` 中（{echo.count} 行）。"
+            return f"旧的 {code(echo.text)} 仍留在 `{echo.path}` 中（{echo.count} 行）。"
         lines = "line" if echo.count == 1 else "lines"
-        return f"The old `{echo.text}` still stands in `{echo.path}` ({echo.count} {lines})."
+        return f"The old {code(echo.text)} still stands in `{echo.path}` ({echo.count} {lines})."
     if zh:
         return (
-            f"旧的 `{echo.text}` 仍留在 {echo.files} 个文件的 {echo.count} 行中，"
+            f"旧的 {code(echo.text)} 仍留在 {echo.files} 个文件的 {echo.count} 行中，"
             f"包括 `{echo.path}`。"
         )
     return (
-        f"The old `{echo.text}` still stands in {echo.count} lines of {echo.files} files, "
+        f"The old {code(echo.text)} still stands in {echo.count} lines of {echo.files} files, "
         f"`{echo.path}` among them."
     )
 
@@ -330,8 +331,17 @@ def echo_sentence(echo: Echo, lang: Language) -> str:
 def assertion_sentence(assertion: Assertion, lang: Language) -> str:
     """A check the tests add, quoted: what behaviour the PR pins."""
     if lang == "zh":
-        return f"`{assertion.path}` 中，测试新增检查 `{assertion.line}`。"
-    return f"In `{assertion.path}`, the tests now check `{assertion.line}`."
+        return f"`{assertion.path}` 中，测试新增检查 {code(assertion.line)}。"
+    return f"In `{assertion.path}`, the tests now check {code(assertion.line)}."
+
+
+def account_sentence(account: str, lang: Language) -> str:
+    """The author's own account of the change, quoted as theirs: the card vouches for the
+    quote, not for what it claims."""
+    ended = account.endswith((".", "!", "?", "。", "！", "？"))
+    if lang == "zh":
+        return f"作者写道：“{account}”" + ("" if ended else "。")
+    return f"The author writes: “{account}”" + ("" if ended else ".")
 
 
 def files_sentence(paths: Sequence[str], lang: Language) -> str:

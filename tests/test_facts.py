@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from prsum.facts import compute_facts
+from prsum.facts.account import stated_account
 from prsum.history import History
-from prsum.types import Assertion, Facts, LineEdit
+from prsum.types import Assertion, Facts, LineEdit, PrMeta
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <bot@example.com>"
@@ -753,3 +756,85 @@ def test_a_section_added_is_a_heading_of_a_markdown_document(repo: RepoBuilder) 
         LineEdit("README.md", "## Install", "## Installation"),
         LineEdit("docs/guide.md", "", "## Usage"),
     )
+
+
+def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilder) -> None:
+    matrix = "jobs:\n  test:\n    go:\n      - 22\n      - 23\n    steps: []\n"
+    users = "# Users\n\n- [Alpha](https://alpha.example)\n- [Beta](https://beta.example)\n\nThanks to\nall of you.\n"
+    repo.commit("Add (#1)", {".github/workflows/test.yml": matrix, "USERS.md": users})
+    facts = facts_of(
+        repo,
+        "Test with Go 1.24 (#2)",
+        {".github/workflows/test.yml": matrix.replace("23\n", "23\n      - 24\n")},
+    )
+    assert facts.edits == (LineEdit(".github/workflows/test.yml", "", "- 24"),)
+    # In a document only an item of a list stands alone: a line of prose is part of a paragraph.
+    facts = facts_of(
+        repo,
+        "Add Gamma (#3)",
+        {
+            "USERS.md": users.replace(
+                "example)\n\n", "example)\n- [Gamma](https://gamma.example)\n\n"
+            ).replace("to\n", "to\nevery one of\n")
+        },
+    )
+    assert facts.edits == (LineEdit("USERS.md", "", "- [Gamma](https://gamma.example)"),)
+    # A PR that changes code is told by its code: a CI line it inserts is no edit of it.
+    facts = facts_of(
+        repo,
+        "Go 1.25 and a limit (#4)",
+        {
+            ".github/workflows/test.yml": matrix.replace("23\n", "23\n      - 24\n      - 25\n"),
+            "src/app.py": "LIMIT = 1\n",
+        },
+    )
+    assert facts.edits == ()
+
+
+@pytest.mark.parametrize(
+    ("body", "account"),
+    [
+        # the first paragraph of prose, under a template's heading, whole sentences
+        (
+            "### What does this PR do?\n\n> `get_device()` returns a module, not a device;\n"
+            "> we build the device from its name.\n\n### Test\n\nRan the suite. It passed.\n",
+            "`get_device()` returns a module, not a device; we build the device from its name.",
+        ),
+        # two sentences at most; a link shown as its text
+        (
+            "With this [vllm change](https://example.com/pr/1), preempted requests are counted. "
+            "The counter is exported as a gauge. Nothing else changes here at all.\n",
+            "With this vllm change, preempted requests are counted. "
+            "The counter is exported as a gauge.",
+        ),
+        # short sentences say nothing ("as title."); then nothing is left
+        ("> as title.\nSee #12 for more.\n", ""),
+        # a squash's list of commits, trailers and a revert's line are no account
+        ("* fix the parser\n\n* add tests\n\nCo-authored-by: B <b@example.com>\n", ""),
+        ("This reverts commit 0123456789abcdef0123.\n", ""),
+        # a sentence that introduces what follows (a log) is not quoted without it
+        ("To prevent a device mismatch in training runs for:\n```\nTraceback\n```\n", ""),
+        # Chinese is read by its characters
+        ("修复了进程退出时缓存未写回磁盘的问题。\n", "修复了进程退出时缓存未写回磁盘的问题。"),
+        # the title said again adds nothing
+        ("Support offloading of the model and the optimizer to the host.\n", ""),
+        # longer than a quote can be, and no sentence to stop at
+        ("word " * 80 + "\n", ""),
+    ],
+)
+def test_the_authors_account_is_the_first_prose_beyond_the_title(body: str, account: str) -> None:
+    assert stated_account("Support offloading the model and optimizer", body) == account
+
+
+def test_the_authors_account_prefers_the_pr_description_carried_in(repo: RepoBuilder) -> None:
+    repo.commit("Add (#1)", {"src/app.py": "LIMIT = 1\n"})
+    message = "Raise the limit (#2)\n\nThe old limit dropped every request after the first one.\n"
+    repo.commit(message, {"src/app.py": "LIMIT = 2\n"})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    assert compute_facts(pr, history.diff(pr)).account == (
+        "The old limit dropped every request after the first one."
+    )
+    meta = PrMeta("prs.json", "Queues grew without bound when the limit was one.", (), None, (), ())
+    described = replace(pr, meta=meta)
+    assert compute_facts(described, history.diff(pr)).account == meta.body

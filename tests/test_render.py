@@ -70,3 +70,15 @@ def test_range_json_lists_cards_and_what_was_skipped(cards: list[Card]) -> None:
     assert document["skipped"] == {"bot_commits": [], "sync_merges": []}
     lines = render.cards_to_jsonl(cards).splitlines()
     assert [json.loads(line)["pr"]["number"] for line in lines] == [10, 11, 10]
+
+
+def test_a_code_span_fenced_by_more_backticks_is_one_span_in_every_format() -> None:
+    from prsum.render.inert import md_prose
+    from prsum.render.terminal import _inline_code
+
+    text = "`` return `a=${b}` `` becomes `c`."
+    rendered = _inline_code(text)
+    assert rendered.plain == "return `a=${b}` becomes c."
+    styled = [rendered.plain[span.start : span.end] for span in rendered.spans]
+    assert styled == ["return `a=${b}`", "c"]
+    assert md_prose(text) == text  # a code span is kept whole, its backticks included

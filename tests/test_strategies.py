@@ -243,6 +243,32 @@ def test_a_brief_card_quotes_the_check_its_tests_add_about_the_change(repo: Repo
     assert "the tests now check" not in card.body.summary  # it cites nothing the PR changes
 
 
+def test_a_brief_card_quotes_the_authors_account_and_code_that_holds_backticks(
+    repo: RepoBuilder,
+) -> None:
+    header = "const header = (value) => {\n  return `policy=${value ? '*' : 'none'}`\n}\n"
+    repo.commit("Add the header (#10)", {"src/header.ts": header})
+    message = (
+        "Write an empty list for a disabled policy (#11)\n\n"
+        "## What does this PR do?\n\n"
+        "Browsers read `none` as an origin named none, so a disabled\n"
+        "policy allowed that origin instead of none.\n\n"
+        "- [x] tests\n\nSigned-off-by: Ada <ada@example.com>\n"
+    )
+    repo.commit(message, {"src/header.ts": header.replace("'none'", "'()'")})
+    card, _ = whole_card(repo, GOOD, lang="en", chat_format="model", spec="HEAD~1..HEAD")
+    assert (
+        "The author writes: “Browsers read `none` as an origin named none, so a disabled policy "
+        "allowed that origin instead of none.”" in card.body.summary
+    )
+    # Fenced by two backticks, the quote keeps its own: grounding reads it as one span.
+    assert (
+        "In `src/header.ts`, `` return `policy=${value ? '*' : 'none'}` `` becomes "
+        "`` return `policy=${value ? '*' : '()'}` ``." in card.body.summary
+    )
+    assert card.facts.account.startswith("Browsers read") and card.body.ungrounded_removed == 0
+
+
 @pytest.mark.parametrize("honours_stop", [True, False])
 def test_a_brief_card_takes_only_its_three_fields_from_any_answer(
     repo: RepoBuilder, honours_stop: bool

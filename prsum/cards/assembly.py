@@ -114,8 +114,8 @@ def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]
 
 
 def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], said: str = "") -> str:
-    """Why the verdict (facts), what the change does (the model's sentence, if any), where to
-    start (facts)."""
+    """Why the verdict (facts), what the change does (the model's sentence, if any; else the
+    author's account and the code quoted), where to start (facts)."""
     lang, pr, words = card.lang, card.pr, PHRASES[card.lang]
     files = [change.path for change in salience_order(pr.files)]
     sentences = [i18n.verdict_sentence(verdict, card.facts, lang)]
@@ -123,6 +123,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
     else:
+        if card.facts.account:
+            sentences.append(i18n.account_sentence(card.facts.account, lang))
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))

@@ -11,7 +11,8 @@ those above it:
 - `breaking`: why the PR may break its users, and whether its API or its environment;
 - `categories`: what the diff does (`DiffProfile`) and the PR's category;
 - `edits`: code edited in place and checks the tests add, quoted from the diff (`LineEdit`,
-  `Assertion`).
+  `Assertion`);
+- `account`: the author's own account of the change, quoted from the message.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from prsum.facts.account import stated_account
 from prsum.facts.breaking import detect_breaking
 from prsum.facts.categories import categorize, profile
 from prsum.facts.edits import added_assertions, line_edits
@@ -116,4 +118,13 @@ def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
         breaking_scope=scope,
         edits=line_edits(pr, diffs),
         assertions=added_assertions(diffs),
+        account=stated_account(pr.title, _description(pr)),
     )
+
+
+def _description(pr: PullRequest) -> str:
+    """What the author wrote of the PR beyond its title: the forge's description where one was
+    carried in, else the message less its subject."""
+    if pr.meta is not None and pr.meta.body:
+        return pr.meta.body
+    return pr.message.partition("\n")[2]

@@ -140,7 +140,7 @@ def _precedent(edit: LineEdit, lines: list[str], added: frozenset[int]) -> Prece
     ]
     if not 0 < len(holding) <= _MAX_PRECEDENTS or len(holding[0]) > _MAX_LINE:
         return None
-    return Precedent(edit, text, holding[0]) if "`" not in holding[0] else None
+    return Precedent(edit, text, holding[0])
 
 
 def _leftover(

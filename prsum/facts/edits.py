@@ -60,6 +60,8 @@ _MAX_ASSERTION = 100  # characters: a check is quoted whole or not at all (cut, 
 _MAX_ASSERTIONS = 20
 _HEADING = re.compile(r"^#{2,6}\s+\w")
 _MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
+_ANY_LINE = re.compile(r"")
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\S")
 # Test data, not tests: formatter cases, fixtures, snapshots (their `assert` lines are input).
 _TEST_DATA = re.compile(r"(?:^|/)(?:data|fixtures|cases|snapshots|__snapshots__|testdata)/")
 # A check whose expectation is a matcher called on it (`expect(x).toBe(y)`, AssertJ's
@@ -71,10 +73,10 @@ _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
 
 def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, ...]:
     """The edits of the PR's changed files of code (of configuration where it changes no
-    code: a version in a CI file says nothing of what a code change does), file by file in
-    the diff's order, at most a few a file. A PR that changes no code and edits none of its
-    configuration in place gets the edits of its documents: a sentence rewritten, a section
-    added."""
+    code: a version in a CI file says nothing of what a code change does; there, lines
+    inserted too), file by file in the diff's order, at most a few a file. A PR that changes
+    no code and edits none of its configuration gets the edits of its documents: a sentence
+    rewritten, an item added to a list, a section added."""
     status = {change.path: change.status for change in pr.files}
     changes_code = any(file_kind(change.path) == "source" for change in pr.files)
     kinds = frozenset({"source"}) if changes_code else _KINDS
@@ -90,7 +92,10 @@ def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, 
             ):
                 yield path, diff.patch
 
-    found = _first_of_each(_file_edits(path, patch) for path, patch in quoted(("M", "R"), kinds))
+    found = _first_of_each(
+        _file_edits(path, patch, insertions=None if changes_code else _ANY_LINE)
+        for path, patch in quoted(("M", "R"), kinds)
+    )
     if not found and not changes_code:
         found = _first_of_each(
             _document_edits(path, patch)
@@ -117,7 +122,9 @@ def _first_of_each(files: Iterable[Iterator[LineEdit]]) -> tuple[LineEdit, ...]:
 def _document_edits(path: str, patch: str) -> Iterator[LineEdit]:
     """A document's sentences rewritten in place, then the sections it adds, by their
     headings."""
-    yield from _file_edits(path, patch, control=False)  # a prose line may begin with "if"
+    # A prose line may begin with "if": no control flow is read in documents. A line of
+    # prose inserted is most often part of a paragraph: only an item of a list stands alone.
+    yield from _file_edits(path, patch, control=False, insertions=_LIST_ITEM)
     if PurePosixPath(path).suffix.lower() in _MARKDOWN:
         yield from (LineEdit(path, "", heading) for heading in _added_headings(patch))
 
@@ -149,15 +156,27 @@ def _added_headings(patch: str) -> Iterator[str]:
                 yield text
 
 
-def _file_edits(path: str, patch: str, control: bool = True) -> Iterator[LineEdit]:
-    """The edits of one file's patch, block by block: lines replaced, and (with `control`)
-    lines of control flow added or removed. A line that stands on the other side of the patch
-    too was moved, not edited: a check moved down a function is no check dropped."""
+def _file_edits(
+    path: str, patch: str, control: bool = True, insertions: re.Pattern[str] | None = None
+) -> Iterator[LineEdit]:
+    """The edits of one file's patch, block by block: lines replaced, (with `control`) lines
+    of control flow added or removed, and the lines `insertions` matches of a few inserted
+    between lines that stay (a version added to a CI matrix, an entry to a list). A line that
+    stands on the other side of the patch too was moved, not edited: a check moved down a
+    function is no check dropped."""
     blocks = list(_blocks(patch, comment_style(path)))
     all_removed = {text for removed, _, _ in blocks for text in removed}
     all_added = {text for _, added, _ in blocks for text in added}
     for removed, added, inserted in blocks:
         if not (removed or added) or len(removed) > _MAX_BLOCK or len(added) > _MAX_BLOCK:
+            continue
+        if insertions and inserted and not removed:
+            new = (
+                text
+                for text in added
+                if insertions.match(text) and text not in all_removed and _quotable(text)
+            )
+            yield from (LineEdit(path, "", text) for text in new)
             continue
         pairs = _pairs(removed, added)
         if not (pairs or inserted):
@@ -288,7 +307,7 @@ def _string_at_start(hunk: list[str]) -> str:
 def _replacement(path: str, before: str, after: str) -> LineEdit | None:
     """The edit of one line into another: the changed tokens with a little of what stays
     around them, if the lines are one line edited and the change is more than formatting."""
-    if _IMPORT.match(before) or _IMPORT.match(after) or "`" in before + after:
+    if _IMPORT.match(before) or _IMPORT.match(after):
         return None
     old_tokens = list(_TOKEN.finditer(before))
     new_tokens = list(_TOKEN.finditer(after))
@@ -344,7 +363,7 @@ def _cut(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
 
 def _quotable(text: str) -> bool:
     """Short enough to quote, with a name or a value in it (`})` tells a reader nothing)."""
-    return len(text) <= _MAX_QUOTE and "`" not in text and bool(_WORD.search(text))
+    return len(text) <= _MAX_QUOTE and bool(_WORD.search(text))
 
 
 def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
@@ -367,7 +386,6 @@ def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
                     _ASSERTION.match(text)
                     and text not in removed
                     and len(text) <= _MAX_ASSERTION
-                    and "`" not in text
                     and balanced(text)
                     and not continued
                     and (_MATCHER.search(text) or not _NEEDS_MATCHER.match(text))

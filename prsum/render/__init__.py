@@ -59,6 +59,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "edits": [vars(edit) for edit in facts.edits],
             "assertions": [vars(check) for check in facts.assertions],
             "echoes": [echo_to_dict(echo) for echo in facts.echoes],
+            "account": facts.account,
             "size": {
                 "files": facts.files_changed,
                 "added": facts.lines_added,

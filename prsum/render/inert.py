@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from prsum.spans import CODE_SPAN, code
+
 # ESC-introduced sequences as a whole (CSI, OSC up to BEL or ST, and two-character escapes),
 # so that no parameter text is left behind to be read as content.
 _ESCAPE_SEQUENCE = re.compile(
@@ -25,7 +27,6 @@ _ESCAPE_SEQUENCE = re.compile(
 # What is left after the sequences: C0 controls but tab and newline, DEL, C1 controls, and the
 # bidirectional overrides that make code read differently from how it runs.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 # Characters that make Markdown of plain text: all of them in history text; in prose, which
 # keeps its code spans, only the brackets of a link.
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -62,7 +63,7 @@ def md_prose(text: str, single_line: bool = False) -> str:
     """Model-written prose for Markdown: its `code spans` kept, HTML and links made inert."""
     text = one_line(text) if single_line else printable(text)
     pieces, last = [], 0
-    for match in _CODE_SPAN.finditer(text):
+    for match in CODE_SPAN.finditer(text):
         pieces.append(_md_plain(text[last : match.start()], _PROSE_SPECIAL))
         pieces.append(match.group(0))
         last = match.end()
@@ -85,10 +86,7 @@ def _md_plain(text: str, specials: re.Pattern[str]) -> str:
 
 def md_code(text: str) -> str:
     """A name or a path as a Markdown code span: shown literally, whatever it holds."""
-    text = one_line(text)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    padding = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{padding}{text}{padding}{fence}"
+    return code(one_line(text))
 
 
 def json_dumps(document: Any, indent: int | None = None) -> str:

@@ -24,6 +24,7 @@ from prsum.i18n import PHRASES
 from prsum.llm.models import LocalModel
 from prsum.render import coverage_line, sub_line, verdict_opening
 from prsum.render.inert import one_line, printable
+from prsum.spans import CODE_SPAN, span_code
 from prsum.types import Card, CardFailure, Discovery, PullRequest, RangeReport
 
 _VERDICT_STYLES = {"deep": "bold magenta", "skim": "bold cyan", "skip": "dim"}
@@ -37,9 +38,12 @@ def _shown(text: str) -> str:
 def _inline_code(text: str) -> Text:
     """Text with `code spans` highlighted; escape sequences and control characters removed
     (prsum.render.inert), so the repository cannot write to the terminal itself."""
-    result = Text()
-    for index, piece in enumerate(printable(text).split("`")):
-        result.append(piece, style="bold yellow" if index % 2 else "")
+    result, text, last = Text(), printable(text), 0
+    for span in CODE_SPAN.finditer(text):
+        result.append(text[last : span.start()])
+        result.append(span_code(span), style="bold yellow")
+        last = span.end()
+    result.append(text[last:])
     return result
 
 
