@@ -28,9 +28,10 @@ class Evidence:
     def of(
         cls, pr: PullRequest, diffs: tuple[FileDiff, ...], echoes: tuple[Echo, ...] = ()
     ) -> Evidence:
-        """The PR's title, message, paths and patches, the names of the definitions its
-        changed lines are in (the parser's: a patch need not show them), and the repository's
-        lines that facts quote beyond the diff (`echoes`, read at the PR's commit)."""
+        """The PR's title, message (and description, carried in), paths and patches, the names
+        of the definitions its changed lines are in (the parser's: a patch need not show them),
+        and the repository's lines that facts quote beyond the diff (`echoes`, read at the PR's
+        commit)."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
@@ -40,8 +41,17 @@ class Evidence:
             for change in diff.parsed.definitions
         )
         beyond = [echo.line if isinstance(echo, Precedent) else echo.path for echo in echoes]
+        description = pr.meta.body if pr.meta is not None else ""
         text = "\n".join(
-            [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
+            [
+                pr.title,
+                pr.message,
+                description,
+                *paths,
+                *(diff.patch for diff in diffs),
+                definitions,
+                *beyond,
+            ]
         )
         names = tuple(sorted(set(_IDENTIFIER.findall(text)) | paths))
         return cls(text, frozenset(paths), names)
@@ -137,7 +147,19 @@ def ground_text(
 
 
 def _tidy(text: str) -> str:
-    """Clean the seams a removed name leaves: doubled spaces, empty brackets, stray separators."""
+    """Clean the seams a removed name leaves: doubled spaces, empty brackets, stray separators;
+    code spans as they are (a quoted `f()` keeps its brackets)."""
+    spans: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\0{len(spans) - 1}\0"
+
+    tidied = _tidy_prose(CODE_SPAN.sub(park, text))
+    return re.sub(r"\0(\d+)\0", lambda match: spans[int(match.group(1))], tidied)
+
+
+def _tidy_prose(text: str) -> str:
     text = re.sub(r"[（(]\s*[、,，]?\s*[)）]", "", text)
     text = re.sub(r"\s*[、,，]\s*(?=[、,，。.;；])", "", text)
     text = re.sub(r"(?<=[、,，])\s*[、,，]", "", text)

@@ -336,12 +336,11 @@ def assertion_sentence(assertion: Assertion, lang: Language) -> str:
 
 
 def account_sentence(account: str, lang: Language) -> str:
-    """The author's own account of the change, quoted as theirs: the card vouches for the
-    quote, not for what it claims."""
-    ended = account.endswith((".", "!", "?", "。", "！", "？"))
+    """What the change's description says beyond its title, quoted as its words: the card
+    vouches for the quote, not for what it claims."""
     if lang == "zh":
-        return f"作者写道：“{account}”" + ("" if ended else "。")
-    return f"The author writes: “{account}”" + ("" if ended else ".")
+        return f"说明中写道：“{account}”"
+    return f"The description says: “{account}”"
 
 
 def files_sentence(paths: Sequence[str], lang: Language) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 
 # A run of backticks, the code, and a run of exactly as many (a longer or shorter run inside
-# is part of the code): "`name`", "`` f(`x`) ``".
-CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# is part of the code): "`name`", "`` f(`x`) ``". A backslash before the run escapes it (it
+# opens no span in Markdown, so what follows must not be taken for code); a span may go on
+# over a line's end, as in Markdown.
+CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
 def code(text: str) -> str:

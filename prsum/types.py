@@ -259,9 +259,7 @@ class Facts:
     edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
     assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
     echoes: tuple[Echo, ...] = ()  # the repository's lines that bear on the edits (read by git)
-    account: str = (
-        ""  # the author's own account of the change, from the message (prsum.facts.account)
-    )
+    account: str = ""  # what the description says beyond the title, quoted (prsum.facts.account)
 
 
 @dataclass(frozen=True)

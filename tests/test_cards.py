@@ -81,6 +81,24 @@ def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder)
     assert ground_text("Read `lexer.py`.", evidence) == ("Read `src/lexer.py`.", 0)
 
 
+def test_grounding_reads_the_description_and_leaves_code_spans_whole(repo: RepoBuilder) -> None:
+    from dataclasses import replace
+
+    from prsum.types import PrMeta
+
+    repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
+    history = History(repo.path)
+    pr = history.find_pr("HEAD")
+    meta = PrMeta("prs.json", "It replaces `tokenize_v1`.", (), None, (), ())
+    evidence = Evidence.of(replace(pr, meta=meta), history.diff(pr))
+    # A name only the description has is the PR's; the seams of a removal are tidied around
+    # code spans, never inside one (`parse()` keeps its brackets).
+    text, removed = ground_text(
+        "It replaces `tokenize_v1` ( `frobnicate` ), so `parse()`.", evidence
+    )
+    assert (text, removed) == ("It replaces `tokenize_v1`, so `parse()`.", 1)
+
+
 def test_a_call_is_known_where_the_pr_calls_or_defines_it() -> None:
     text = (
         "func (c *Cache) Put() { c.evict(1) }\nc.Limit = 2\n"

@@ -769,20 +769,40 @@ def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilde
     )
     assert facts.edits == (LineEdit(".github/workflows/test.yml", "", "- 24"),)
     # In a document only an item of a list stands alone: a line of prose is part of a paragraph.
+    listed = users.replace("example)\n\n", "example)\n- [Gamma](https://gamma.example)\n\n")
     facts = facts_of(
-        repo,
-        "Add Gamma (#3)",
-        {
-            "USERS.md": users.replace(
-                "example)\n\n", "example)\n- [Gamma](https://gamma.example)\n\n"
-            ).replace("to\n", "to\nevery one of\n")
-        },
+        repo, "Add Gamma (#3)", {"USERS.md": listed.replace("to\n", "to\nevery one of\n")}
     )
     assert facts.edits == (LineEdit("USERS.md", "", "- [Gamma](https://gamma.example)"),)
+    # An item wrapped over two lines would be quoted cut: it is not quoted.
+    repo.commit("Tidy (#4)", {"USERS.md": listed})
+    wrapped = "- [Delta](https://delta.example), a library that\n  renders charts.\n"
+    facts = facts_of(
+        repo, "Add Delta (#5)", {"USERS.md": listed.replace("\n\nThanks", f"\n{wrapped}\nThanks")}
+    )
+    assert facts.edits == ()
+    # A key moved to another block (and given another value) is no key added; and where the
+    # PR's documents say what it does, a line inserted into its configuration is not quoted.
+    config = "client:\n  retries: 3\n  timeout: 30\nserver:\n  port: 80\n"
+    repo.commit(
+        "Add config (#6)", {"config.yml": config, "mkdocs.yml": "nav:\n  - Home: index.md\n"}
+    )
+    moved = "client:\n  retries: 3\nserver:\n  port: 80\n  timeout: 60\n"
+    facts = facts_of(repo, "Server timeout (#7)", {"config.yml": moved})
+    assert facts.edits == ()
+    facts = facts_of(
+        repo,
+        "Add a guide (#8)",
+        {
+            "mkdocs.yml": "nav:\n  - Home: index.md\n  - Guide: guide.md\n",
+            "docs/guide.md": "# Guide\n\n## Install\n\nRun it.\n",
+        },
+    )
+    assert facts.edits == (LineEdit("docs/guide.md", "", "## Install"),)
     # A PR that changes code is told by its code: a CI line it inserts is no edit of it.
     facts = facts_of(
         repo,
-        "Go 1.25 and a limit (#4)",
+        "Go 1.25 and a limit (#9)",
         {
             ".github/workflows/test.yml": matrix.replace("23\n", "23\n      - 24\n      - 25\n"),
             "src/app.py": "LIMIT = 1\n",
@@ -800,26 +820,61 @@ def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilde
             "> we build the device from its name.\n\n### Test\n\nRan the suite. It passed.\n",
             "`get_device()` returns a module, not a device; we build the device from its name.",
         ),
-        # two sentences at most; a link shown as its text
+        # two sentences at most; a link shown as its text, its URL's brackets too; no split
+        # after "e.g." or an initial
         (
-            "With this [vllm change](https://example.com/pr/1), preempted requests are counted. "
-            "The counter is exported as a gauge. Nothing else changes here at all.\n",
-            "With this vllm change, preempted requests are counted. "
+            "With this [vllm change](https://example.com/a_(b)), preempted requests, e.g. "
+            "`SIGTERM`, are counted by J. Doe. The counter is exported as a gauge. Nothing "
+            "else changes here at all.\n\nSigned-off-by: Ada <ada@example.com>\n",
+            "With this vllm change, preempted requests, e.g. `SIGTERM`, are counted by J. Doe. "
             "The counter is exported as a gauge.",
         ),
-        # short sentences say nothing ("as title."); then nothing is left
-        ("> as title.\nSee #12 for more.\n", ""),
-        # a squash's list of commits, trailers and a revert's line are no account
-        ("* fix the parser\n\n* add tests\n\nCo-authored-by: B <b@example.com>\n", ""),
-        ("This reverts commit 0123456789abcdef0123.\n", ""),
-        # a sentence that introduces what follows (a log) is not quoted without it
-        ("To prevent a device mismatch in training runs for:\n```\nTraceback\n```\n", ""),
+        # trailers end a paragraph, the kernel's included
+        (
+            "The cache is now written back before the process exits.\n"
+            'Fixes: 1a2b3c4d5e6f ("cache: keep entries")\nCc: stable@example.org\n',
+            "The cache is now written back before the process exits.",
+        ),
         # Chinese is read by its characters
         ("修复了进程退出时缓存未写回磁盘的问题。\n", "修复了进程退出时缓存未写回磁盘的问题。"),
+        # a first sentence that says nothing ("as title.") leaves nothing to quote
+        ("> as title. The parser now keeps every trailing newline it reads.\n", ""),
+        # lines tools write are no prose, however long
+        ("See merge request platform/backend-services-and-the-parser-of-every-header!42\n", ""),
+        (
+            "This reverts commit 0123456789abcdef0123, which broke the parser for every user.\n",
+            "",
+        ),
+        (
+            "Co-authored-by: Ada Lovelace Byron King Countess <ada@example.com>\n"
+            "Signed-off-by: Charles Babbage Difference Engine Inventor <cb@example.com>\n",
+            "",
+        ),
+        ("(cherry picked from commit 0123456789abcdef0123456789abcdef01234567)\n", ""),
+        # a squash's list of commits, HTML, a bold heading's line
+        ("* fix the parser for every header field\n\n* add tests for every field\n", ""),
+        ('<img width="812" alt="Screenshot of the new parser output" src="x.png" />\n', ""),
+        ("**Why is this change needed?** Previously two workers took the same job.\n", ""),
+        # a paragraph cut by a list, a fence, an underline or a numbered line is not whole
+        ("The scheduler loop and worker pool change as follows.\n- the loop waits\n", ""),
+        ("Calling the parser on a file such as\n```\nx\n```\nwould crash it.\n", ""),
+        ("Motivation behind this change and its context\n---\n\nMore.\n", ""),
+        ("The default timeout is raised from 30 to\n60. Slow mirrors now finish.\n", ""),
+        # a list item's wrapped line is no paragraph of its own
+        ("- Fix the race in the scheduler where two\n  workers could take the same job.\n", ""),
+        # a sentence that introduces what follows, or has no end, is not quoted without it
+        ("To prevent a device mismatch in training runs for:\n```\nTraceback\n```\n", ""),
+        ("Extend the policy recipe with a second rollout engine for FSDP\n", ""),
+        # a template's words to its reader
+        ("Please include a summary of the change and which issue it fixes.\n", ""),
+        # backticks the card could not show as the body has them
+        ("Pressing the ` key now opens the console in every view of the app.\n", ""),
+        ("The option `--no-\ncache` now skips the cache for every single run.\n", ""),
+        ("The parser accepts \\`<b>` in every header field from now on.\n", ""),
         # the title said again adds nothing
         ("Support offloading of the model and the optimizer to the host.\n", ""),
         # longer than a quote can be, and no sentence to stop at
-        ("word " * 80 + "\n", ""),
+        (" ".join(f"part{index}" for index in range(80)) + ".\n", ""),
     ],
 )
 def test_the_authors_account_is_the_first_prose_beyond_the_title(body: str, account: str) -> None:

@@ -258,7 +258,7 @@ def test_a_brief_card_quotes_the_authors_account_and_code_that_holds_backticks(
     repo.commit(message, {"src/header.ts": header.replace("'none'", "'()'")})
     card, _ = whole_card(repo, GOOD, lang="en", chat_format="model", spec="HEAD~1..HEAD")
     assert (
-        "The author writes: “Browsers read `none` as an origin named none, so a disabled policy "
+        "The description says: “Browsers read `none` as an origin named none, so a disabled policy "
         "allowed that origin instead of none.”" in card.body.summary
     )
     # Fenced by two backticks, the quote keeps its own: grounding reads it as one span.

@@ -115,7 +115,7 @@ def focus_places(pr: PullRequest, packed: Packed, lang: Language) -> list[Focus]
 
 def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], said: str = "") -> str:
     """Why the verdict (facts), what the change does (the model's sentence, if any; else the
-    author's account and the code quoted), where to start (facts)."""
+    description's account and the code quoted), where to start (facts)."""
     lang, pr, words = card.lang, card.pr, PHRASES[card.lang]
     files = [change.path for change in salience_order(pr.files)]
     sentences = [i18n.verdict_sentence(verdict, card.facts, lang)]

@@ -12,7 +12,7 @@ those above it:
 - `categories`: what the diff does (`DiffProfile`) and the PR's category;
 - `edits`: code edited in place and checks the tests add, quoted from the diff (`LineEdit`,
   `Assertion`);
-- `account`: the author's own account of the change, quoted from the message.
+- `account`: what the change's description says beyond its title, quoted from the message.
 """
 
 from __future__ import annotations

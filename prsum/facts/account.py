@@ -1,11 +1,12 @@
-"""The author's own account of a change: the reason or effect its message (or its PR's
-description, where a forge export gives one) states beyond the title.
+"""What the change's own description says beyond its title: the reason or effect the message
+(or the PR's description, where a forge export gives one) states.
 
-A card quotes it as the author's words, never as ours: "the message says: “…”". It is often
-the one place a reader learns why ("`get_torch_device()` returns a module, not a
-`torch.device`"), which the diff cannot show. Only the body's first paragraph of prose counts:
-template guidance, checklists and logs come later in a description, and a later paragraph is
-as often a template's text the author left in as their own.
+A card quotes it as the description's words, never as ours: "The description says: “…”". It
+is often the one place a reader learns why ("`get_torch_device()` will return a module …
+instead of the expected `torch.device`"), which the diff cannot show. A quote is only worth
+printing whole and as written, so this is strict: the body's first paragraph of prose only
+(later ones are as often a template's text the author left in), ended by a blank line, its
+first one or two sentences, each ended; otherwise nothing.
 """
 
 from __future__ import annotations
@@ -13,44 +14,112 @@ from __future__ import annotations
 import re
 
 from prsum.digest import title_words
+from prsum.history.messages import written_by_tools
+from prsum.spans import CODE_SPAN, span_code
 
 _MAX_ACCOUNT = 300  # characters: a sentence or two, quoted whole
 _MAX_SENTENCES = 2
-_MIN_WORDS = 5  # "as title", "Fixes #12" say nothing
-_MIN_NEW_WORDS = 3  # words of substance the title lacks: less is the title said again
+_MIN_WORDS = 5  # "as title.", "Fixes #12." say nothing
+_MIN_NEW_WORDS = 3  # words of substance the title lacks: fewer is the title said again
+_ENDED = (".", "!", "?", "。", "！", "？")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_QUOTE_MARKS = re.compile(r"^(?:>\s?)+")
 _FENCE = re.compile(r"^(?:```|~~~)")
-# Lines that are not prose: headings, list and checklist items, tables, rules.
-_NOT_PROSE = re.compile(r"^(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||={3,}|-{3,}|\*{3,})")
-_TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*-[A-Za-z0-9-]*:\s|^[A-Z][a-z]+-by:\s")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
+_HEADING = re.compile(r"^#{1,6}\s")
+# Lines that are not prose: headings (ATX, bold, a setext underline), list and checklist
+# items, tables, rules, HTML (a screenshot's `<img>`).
+_NOT_PROSE = re.compile(r"^(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||={3,}|-{3,}|\*\*|__|<)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")  # a URL may hold (…)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}|[\u3040-\u30ff\u3400-\u9fff]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])")
-_REVERT = re.compile(r"^This reverts commit\b", re.IGNORECASE)
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])")
+_ABBREVIATION = re.compile(r"(?:\b(?i:e\.g|i\.e|etc|vs|cf|approx|incl)|\b[A-Z])\.$")
+# A template's words to whoever fills it in, left in: "Please include a summary …".
+_ADDRESSED = re.compile(r"^(?:Please|Thank(?:s| you))\b", re.IGNORECASE)
 
 
 def stated_account(title: str, body: str) -> str:
-    """The first paragraph of prose of `body` (the message less its subject, or a PR's
-    description): its first sentences that say something ("as title." does not), whole, one
-    or two; "" when there are none, the first is too long to quote, or they say little the
-    title does not."""
+    """The first one or two sentences of the first paragraph of prose of `body` (the message
+    less its subject, or a PR's description); "" unless they are whole, say something the
+    title does not, and can be quoted exactly (every code span as the body has it)."""
+    sentences = _sentences(_first_paragraph(_COMMENT.sub("", body), title))
     kept: list[str] = []
-    for sentence in _SENTENCE_END.split(_first_paragraph(_COMMENT.sub("", body), title)):
-        short = len(_WORD.findall(_URL.sub("", sentence))) < _MIN_WORDS
-        if short and not kept:
-            continue
-        if short or len(kept) == _MAX_SENTENCES or len(" ".join([*kept, sentence])) > _MAX_ACCOUNT:
+    for sentence in sentences[:_MAX_SENTENCES]:
+        if _short(sentence) or len(" ".join([*kept, sentence])) > _MAX_ACCOUNT:
             break
-        kept.append(sentence.strip())
+        kept.append(sentence)
     said = " ".join(kept)
-    # A sentence that ends in a colon introduces what was not quoted (a log, a list).
-    if not said or said.endswith(":") or _REVERT.match(said):
+    if not said.endswith(_ENDED) or _ADDRESSED.match(said) or not _quotable(said, body):
         return ""
     if len(_substance(said) - _substance(title)) < _MIN_NEW_WORDS:
         return ""
     return said
+
+
+def _first_paragraph(body: str, title: str) -> str:
+    """The body's first paragraph of prose (a quote's `>` marks taken off, a link shown as its
+    text), or "" when it does not end at a blank line, the body's end or its trailers (a
+    paragraph cut by a list, a fence or a heading's underline is not whole). It starts at the
+    body's start, after a blank line or after a heading; the title said again is no prose."""
+    lines: list[str] = []
+    may_start, fenced = True, False
+    for line in [*body.splitlines(), ""]:
+        text = _QUOTE_MARKS.sub("", line.strip()).strip()
+        if _FENCE.match(text):
+            if lines:
+                return ""
+            fenced, may_start = not fenced, False
+            continue
+        if fenced:
+            continue
+        if not text or (lines and written_by_tools(text)):
+            if lines:
+                return _LINK.sub(r"\1", " ".join(lines))
+            may_start = True
+            continue
+        prose = (
+            not line.startswith((" ", "\t"))  # a list item's continuation, a code block
+            and not _NOT_PROSE.match(text)
+            and not written_by_tools(text)
+            and text != title.strip()
+        )
+        if lines and not prose:
+            return ""
+        if prose and (lines or may_start):
+            lines.append(text)
+        else:
+            may_start = bool(_HEADING.match(text))
+    return ""
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """The paragraph's sentences: split after `.`, `!` or `?` and a space before a capital or a
+    code span (not after `e.g.` or an initial), or after a Chinese full stop."""
+    found: list[str] = []
+    start = 0
+    for boundary in _BOUNDARY.finditer(paragraph):
+        if _ABBREVIATION.search(paragraph[start : boundary.start()]):
+            continue
+        found.append(paragraph[start : boundary.start()].strip())
+        start = boundary.end()
+    found.append(paragraph[start:].strip())
+    return [sentence for sentence in found if sentence]
+
+
+def _short(sentence: str) -> bool:
+    return len(_WORD.findall(_URL.sub("", sentence))) < _MIN_WORDS
+
+
+def _quotable(said: str, body: str) -> bool:
+    """Whether a card can show `said` as the body has it: every backtick in a code span that
+    the body holds as it is (one wrapped across lines does not), no backslash escapes."""
+    spans = list(CODE_SPAN.finditer(said))
+    return (
+        "`" not in CODE_SPAN.sub("", said)
+        and "\\" not in said
+        and all(span_code(span) in body for span in spans)
+    )
 
 
 def _substance(text: str) -> frozenset[str]:
@@ -58,30 +127,3 @@ def _substance(text: str) -> frozenset[str]:
     characters of its Chinese or Japanese (written without spaces)."""
     cjk = "".join(_CJK.findall(text))
     return title_words(text) | {cjk[i : i + 2] for i in range(len(cjk) - 1)}
-
-
-def _first_paragraph(body: str, title: str) -> str:
-    """The body's first run of prose lines (a quote's `>` marks taken off, a link shown as its
-    text), the title said again on its own line not counted."""
-    lines: list[str] = []
-    fenced = False
-    for line in body.splitlines():
-        if _FENCE.match(line.strip()):
-            fenced = not fenced
-            if lines:
-                break
-            continue
-        text = re.sub(r"^(?:>\s?)+", "", line.strip()).strip()
-        indented = line.startswith(("    ", "\t"))  # Markdown's code block
-        prose = (
-            text
-            and not (fenced or indented)
-            and not _NOT_PROSE.match(text)
-            and not _TRAILER.match(text)
-            and text != title.strip()
-        )
-        if prose:
-            lines.append(text)
-        elif lines:
-            break
-    return _LINK.sub(r"\1", " ".join(lines))

@@ -61,6 +61,7 @@ _MAX_ASSERTIONS = 20
 _HEADING = re.compile(r"^#{2,6}\s+\w")
 _MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
 _ANY_LINE = re.compile(r"")
+_CONFIG_KEY = re.compile(r"""^-?\s*([\w.-]+|"[^"]+"|'[^']+')\s*[:=]""")
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\S")
 # Test data, not tests: formatter cases, fixtures, snapshots (their `assert` lines are input).
 _TEST_DATA = re.compile(r"(?:^|/)(?:data|fixtures|cases|snapshots|__snapshots__|testdata)/")
@@ -72,14 +73,13 @@ _TRAILING = re.compile(r"[,;](?=[)\]}]|$)")
 
 
 def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, ...]:
-    """The edits of the PR's changed files of code (of configuration where it changes no
-    code: a version in a CI file says nothing of what a code change does; there, lines
-    inserted too), file by file in the diff's order, at most a few a file. A PR that changes
-    no code and edits none of its configuration gets the edits of its documents: a sentence
-    rewritten, an item added to a list, a section added."""
+    """The edits of the PR's changed files of code, file by file in the diff's order, at most
+    a few a file. A PR that changes no code is told, the first of these it has, by its
+    configuration edited in place (a version in a CI file says nothing of what a code change
+    does, so not where code changes), by its documents (a sentence rewritten, an item added to
+    a list, a section added), by the lines it inserts into its configuration (`- 24` added to
+    a CI matrix)."""
     status = {change.path: change.status for change in pr.files}
-    changes_code = any(file_kind(change.path) == "source" for change in pr.files)
-    kinds = frozenset({"source"}) if changes_code else _KINDS
 
     def quoted(statuses: tuple[str, ...], wanted: frozenset[str]) -> Iterator[tuple[str, str]]:
         for diff in diffs:
@@ -92,17 +92,22 @@ def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, 
             ):
                 yield path, diff.patch
 
-    found = _first_of_each(
-        _file_edits(path, patch, insertions=None if changes_code else _ANY_LINE)
-        for path, patch in quoted(("M", "R"), kinds)
-    )
-    if not found and not changes_code:
-        found = _first_of_each(
+    if any(file_kind(change.path) == "source" for change in pr.files):
+        return _first_of_each(
+            _file_edits(path, patch) for path, patch in quoted(("M", "R"), frozenset({"source"}))
+        )
+    configuration = list(quoted(("M", "R"), _KINDS))
+    return (
+        _first_of_each(_file_edits(path, patch) for path, patch in configuration)
+        or _first_of_each(
             _document_edits(path, patch)
             for path, patch in quoted(("M", "R", "A"), frozenset({"docs"}))
             if not is_changelog(path)  # its headings are versions; its entries, the title's
         )
-    return found
+        or _first_of_each(
+            _file_edits(path, patch, insertions=_ANY_LINE) for path, patch in configuration
+        )
+    )
 
 
 def _first_of_each(files: Iterable[Iterator[LineEdit]]) -> tuple[LineEdit, ...]:
@@ -167,16 +172,22 @@ def _file_edits(
     blocks = list(_blocks(patch, comment_style(path)))
     all_removed = {text for removed, _, _ in blocks for text in removed}
     all_added = {text for _, added, _ in blocks for text in added}
+    removed_keys = {_key(text) for text in all_removed} - {""}
     for removed, added, inserted in blocks:
         if not (removed or added) or len(removed) > _MAX_BLOCK or len(added) > _MAX_BLOCK:
             continue
         if insertions and inserted and not removed:
-            new = (
-                text
-                for text in added
-                if insertions.match(text) and text not in all_removed and _quotable(text)
-            )
-            yield from (LineEdit(path, "", text) for text in new)
+            # Every line of the block must be one (a list item's wrapped line is not), and a
+            # key removed elsewhere in the file was moved, maybe edited, not added.
+            if all(map(insertions.match, added)):
+                new = (
+                    text
+                    for text in added
+                    if text not in all_removed
+                    and _key(text) not in removed_keys
+                    and _quotable(text)
+                )
+                yield from (LineEdit(path, "", text) for text in new)
             continue
         pairs = _pairs(removed, added)
         if not (pairs or inserted):
@@ -199,6 +210,13 @@ def _file_edits(
             continue
         yield from (LineEdit(path, text, "") for text in lost if _quotable(text))
         yield from (LineEdit(path, "", text) for text in gained if _quotable(text))
+
+
+def _key(line: str) -> str:
+    """The key a line of configuration sets (`timeout` of `timeout: 30`, `debug = true`), or
+    ""."""
+    match = _CONFIG_KEY.match(line)
+    return match.group(1) if match else ""
 
 
 def removed_code(path: str, patch: str) -> set[str]:

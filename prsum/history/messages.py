@@ -35,6 +35,10 @@ _SYNC_SUBJECT = re.compile(
     r"^(Merge\b|Merged\b|(Sync|Synchronize|Back-?merge|Backport|Forward-?port)\b.*\b(into|from|with)\b)",
     re.IGNORECASE,
 )
+# Keys of the lines tools and conventions append to a body without a hyphen (`Fixes: 1a2b…`).
+_TOOL_KEY = re.compile(
+    r"^(?:Fixes|Closes|Resolves|Refs?|Bug|Cc|Link|Test|Issue|Change-Id|Merged-by):\s", re.IGNORECASE
+)
 # Body lines that are boilerplate, not a PR title.
 _NOT_A_TITLE = re.compile(
     r"^(See merge request|Approved-by|Closes|Fixes|Resolves|\* )", re.IGNORECASE
@@ -66,6 +70,20 @@ def _is_trailer(line: str) -> bool:
     trailers: a trailer's key is a known one or hyphenated (`Signed-off-by`, `Change-Id`)."""
     match = _TRAILER.match(line)
     return match is not None and (match.group(1).lower() in TRAILER_KEYS or "-" in match.group(1))
+
+
+def written_by_tools(line: str) -> bool:
+    """Whether a line of a message's body is one that git, a forge or a review tool writes (a
+    trailer, `Fixes: <sha> (…)` or `Bug: 123` as the kernel and Gerrit write them, `See merge
+    request …`, `This reverts commit …`, `(cherry picked from commit …)`), not prose."""
+    text = line.strip()
+    return (
+        _is_trailer(text)
+        or bool(_TOOL_KEY.match(text))
+        or bool(_GITLAB_MERGE.match(text))
+        or bool(_REVERTS.match(text))
+        or bool(_CHERRY_PICKED.match(text))
+    )
 
 
 def _first_body_line(lines: list[str]) -> str | None:
