@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prsum.spans import CODE_SPAN, code, span_code
@@ -28,10 +28,9 @@ class Evidence:
     def of(
         cls, pr: PullRequest, diffs: tuple[FileDiff, ...], echoes: tuple[Echo, ...] = ()
     ) -> Evidence:
-        """The PR's title, message (and description, carried in), paths and patches, the names
-        of the definitions its changed lines are in (the parser's: a patch need not show them),
-        and the repository's lines that facts quote beyond the diff (`echoes`, read at the PR's
-        commit)."""
+        """The PR's title, message, paths and patches, the names of the definitions its
+        changed lines are in (the parser's: a patch need not show them), and the repository's
+        lines that facts quote beyond the diff (`echoes`, read at the PR's commit)."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
@@ -41,17 +40,8 @@ class Evidence:
             for change in diff.parsed.definitions
         )
         beyond = [echo.line if isinstance(echo, Precedent) else echo.path for echo in echoes]
-        description = pr.meta.body if pr.meta is not None else ""
         text = "\n".join(
-            [
-                pr.title,
-                pr.message,
-                description,
-                *paths,
-                *(diff.patch for diff in diffs),
-                definitions,
-                *beyond,
-            ]
+            [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
         )
         names = tuple(sorted(set(_IDENTIFIER.findall(text)) | paths))
         return cls(text, frozenset(paths), names)
@@ -97,11 +87,22 @@ class Evidence:
 
 
 def ground_text(
-    text: str, evidence: Evidence, report: Callable[[str, str], None] | None = None
+    text: str,
+    evidence: Evidence,
+    report: Callable[[str, str], None] | None = None,
+    verbatim: Sequence[str] = (),
 ) -> tuple[str, int]:
     """Repair or remove the names in `text` that the PR does not contain; count the removals.
     A file cited by its bare name gets its path, so that the reader can find it. `report(rule,
-    name)` hears of each repair and removal ("path", "repaired", "removed")."""
+    name)` hears of each repair and removal ("path", "repaired", "removed"). The `verbatim`
+    parts of `text` (a quote of the PR's description, checked against it already) are left
+    exactly as they are."""
+    quotes = [part for part in verbatim if part]
+    if quotes:
+        pattern = re.compile("|".join(map(re.escape, quotes)))
+        parked, restore = _parked(text, pattern)
+        grounded, removed = ground_text(parked, evidence, report)
+        return restore(grounded), removed
     removed = 0
 
     def note(rule: str, name: str) -> None:
@@ -149,14 +150,27 @@ def ground_text(
 def _tidy(text: str) -> str:
     """Clean the seams a removed name leaves: doubled spaces, empty brackets, stray separators;
     code spans as they are (a quoted `f()` keeps its brackets)."""
-    spans: list[str] = []
+    parked, restore = _parked(text, CODE_SPAN)
+    return restore(_tidy_prose(parked))
+
+
+def _parked(text: str, pattern: re.Pattern[str]) -> tuple[str, Callable[[str], str]]:
+    """`text` with what `pattern` matches set aside behind a mark no rule reads, and the
+    function that puts it back."""
+    # A private-use character the text does not hold (a quote set aside holds one already).
+    mark = next((chr(code) for code in range(0xE000, 0xE100) if chr(code) not in text), "")
+    if not mark:
+        return text, lambda done: done
+    parts: list[str] = []
 
     def park(match: re.Match[str]) -> str:
-        spans.append(match.group(0))
-        return f"\0{len(spans) - 1}\0"
+        parts.append(match.group(0))
+        return f"{mark}{len(parts) - 1}{mark}"
 
-    tidied = _tidy_prose(CODE_SPAN.sub(park, text))
-    return re.sub(r"\0(\d+)\0", lambda match: spans[int(match.group(1))], tidied)
+    def restore(done: str) -> str:
+        return re.sub(f"{mark}(\\d+){mark}", lambda match: parts[int(match.group(1))], done)
+
+    return pattern.sub(park, text), restore
 
 
 def _tidy_prose(text: str) -> str:

@@ -81,22 +81,19 @@ def test_grounding_repairs_near_misses_and_removes_inventions(repo: RepoBuilder)
     assert ground_text("Read `lexer.py`.", evidence) == ("Read `src/lexer.py`.", 0)
 
 
-def test_grounding_reads_the_description_and_leaves_code_spans_whole(repo: RepoBuilder) -> None:
-    from dataclasses import replace
-
-    from prsum.types import PrMeta
-
+def test_grounding_leaves_quotes_and_code_spans_as_they_are(repo: RepoBuilder) -> None:
     repo.commit("Add a parser (#10)", {"src/parser.py": PARSER})
     history = History(repo.path)
     pr = history.find_pr("HEAD")
-    meta = PrMeta("prs.json", "It replaces `tokenize_v1`.", (), None, (), ())
-    evidence = Evidence.of(replace(pr, meta=meta), history.diff(pr))
-    # A name only the description has is the PR's; the seams of a removal are tidied around
-    # code spans, never inside one (`parse()` keeps its brackets).
+    evidence = Evidence.of(pr, history.diff(pr))
+    # A quote of the description is the description's words: not a name in it is repaired
+    # (`parser.py` would become its path) or removed; the seams of a removal elsewhere are
+    # tidied around code spans, never inside one (`parse()` keeps its brackets).
+    quote = "It says: “`parser.py`  splits on `tokenize_v1` ( ).”"
     text, removed = ground_text(
-        "It replaces `tokenize_v1` ( `frobnicate` ), so `parse()`.", evidence
+        f"{quote} It adds `frobnicate` ( ), so `parse()`.", evidence, verbatim=[quote]
     )
-    assert (text, removed) == ("It replaces `tokenize_v1`, so `parse()`.", 1)
+    assert (text, removed) == (f"{quote} It adds, so `parse()`.", 1)
 
 
 def test_a_call_is_known_where_the_pr_calls_or_defines_it() -> None:

@@ -835,8 +835,18 @@ def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilde
             'Fixes: 1a2b3c4d5e6f ("cache: keep entries")\nCc: stable@example.org\n',
             "The cache is now written back before the process exits.",
         ),
-        # Chinese is read by its characters
-        ("修复了进程退出时缓存未写回磁盘的问题。\n", "修复了进程退出时缓存未写回磁盘的问题。"),
+        # after the title said again (a merge's body), a title such as "Mr." is no stop
+        (
+            "Support offloading the model and optimizer\n\nThe slow upload was reported by "
+            "Mr. Smith on a VPN. It is retried now.\n",
+            "The slow upload was reported by Mr. Smith on a VPN.",
+        ),
+        # Chinese is read by its characters, its lines joined without a space, its stops
+        # inside a quote no stops
+        (
+            "修复了进程退出时缓存未写回\n磁盘的问题（例如返回“连接超时。”时）。原因是写回在退出之后。\n",
+            "修复了进程退出时缓存未写回磁盘的问题（例如返回“连接超时。”时）。原因是写回在退出之后。",
+        ),
         # a first sentence that says nothing ("as title.") leaves nothing to quote
         ("> as title. The parser now keeps every trailing newline it reads.\n", ""),
         # lines tools write are no prose, however long
@@ -851,8 +861,11 @@ def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilde
             "",
         ),
         ("(cherry picked from commit 0123456789abcdef0123456789abcdef01234567)\n", ""),
-        # a squash's list of commits, HTML, a bold heading's line
-        ("* fix the parser for every header field\n\n* add tests for every field\n", ""),
+        # a squash's list of commits (and a commit's body after it), HTML, a bold heading's line
+        (
+            "* Add retry\n\n* fix lint\n\nThe linter flags unused imports in the retry module.\n",
+            "",
+        ),
         ('<img width="812" alt="Screenshot of the new parser output" src="x.png" />\n', ""),
         ("**Why is this change needed?** Previously two workers took the same job.\n", ""),
         # a paragraph cut by a list, a fence, an underline or a numbered line is not whole

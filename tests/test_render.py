@@ -82,3 +82,9 @@ def test_a_code_span_fenced_by_more_backticks_is_one_span_in_every_format() -> N
     styled = [rendered.plain[span.start : span.end] for span in rendered.spans]
     assert styled == ["return `a=${b}`", "c"]
     assert md_prose(text) == text  # a code span is kept whole, its backticks included
+    # What Markdown would read as escaping a backtick, or opening a span, is escaped in prose,
+    # so Markdown pairs the spans as prsum does: no HTML between them is left live.
+    tricky = "Fix \\\\`a `<img src=x onerror=alert(1)>` and \\` <b>x</b>"
+    assert md_prose(tricky) == (
+        "Fix \\\\\\\\\\`a `<img src=x onerror=alert(1)>` and \\\\\\` &lt;b&gt;x&lt;/b&gt;"
+    )

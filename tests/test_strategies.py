@@ -251,14 +251,16 @@ def test_a_brief_card_quotes_the_authors_account_and_code_that_holds_backticks(
     message = (
         "Write an empty list for a disabled policy (#11)\n\n"
         "## What does this PR do?\n\n"
-        "Browsers read `none` as an origin named none, so a disabled\n"
+        "Browsers read `none` in `header.ts` as an origin named none, so a disabled\n"
         "policy allowed that origin instead of none.\n\n"
         "- [x] tests\n\nSigned-off-by: Ada <ada@example.com>\n"
     )
     repo.commit(message, {"src/header.ts": header.replace("'none'", "'()'")})
     card, _ = whole_card(repo, GOOD, lang="en", chat_format="model", spec="HEAD~1..HEAD")
     assert (
-        "The description says: “Browsers read `none` as an origin named none, so a disabled policy "
+        # quoted as written: not "`src/header.ts`", as grounding makes a bare file name elsewhere
+        "The description says: “Browsers read `none` in `header.ts` as an origin named none, so a "
+        "disabled policy "
         "allowed that origin instead of none.”" in card.body.summary
     )
     # Fenced by two backticks, the quote keeps its own: grounding reads it as one span.

@@ -215,15 +215,21 @@ def facts_body(card: CardInput, verdict: Verdict, headline: str, said: str = "")
     )
 
 
-def grounded(body: CardBody, evidence: Evidence, log: RuleLog) -> CardBody:
-    """The body with every name the PR does not contain repaired or removed, and counted."""
+def grounded(
+    body: CardBody, evidence: Evidence, log: RuleLog, verbatim: Sequence[str] = ()
+) -> CardBody:
+    """The body with every name the PR does not contain repaired or removed, and counted; the
+    `verbatim` sentences (quotes) as they are."""
     removed = 0
 
     def grounder(field: str) -> Callable[[str], str]:
         def ground(text: str) -> str:
             nonlocal removed
             fixed, count = ground_text(
-                text, evidence, lambda rule, name: log.record(f"grounding.{rule}", field, name)
+                text,
+                evidence,
+                lambda rule, name: log.record(f"grounding.{rule}", field, name),
+                verbatim,
             )
             removed += count
             return fixed
@@ -268,7 +274,9 @@ def assemble(
 ) -> Card:
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
-    body = grounded(body, card.evidence, card.log)
+    # The description's account is quoted as it is (facts checked it against the description).
+    quoted = [i18n.account_sentence(card.facts.account, card.lang)] if card.facts.account else []
+    body = grounded(body, card.evidence, card.log, quoted)
     return Card(
         pr=card.pr,
         facts=card.facts,

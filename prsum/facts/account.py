@@ -32,9 +32,14 @@ _NOT_PROSE = re.compile(r"^(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||={3,}|-{3,}|\*\*|__|
 _LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")  # a URL may hold (…)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_CJK_END = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\u3000-\u303f\uff01-\uff0f”’」』]$")
 _WORD = re.compile(r"[A-Za-z]{2,}|[\u3040-\u30ff\u3400-\u9fff]")
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])")
-_ABBREVIATION = re.compile(r"(?:\b(?i:e\.g|i\.e|etc|vs|cf|approx|incl)|\b[A-Z])\.$")
+# A sentence ends at `.`, `!` or `?` and a space before a capital or a code span, or at a
+# Chinese stop that no closing quote or bracket follows ("…返回“超时。”时").
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])(?![”’」』）)\]])")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?i:e\.g|i\.e|etc|vs|cf|approx|incl|mr|mrs|ms|dr|st|prof|jr|sr|no|fig)|\b[A-Z])\.$"
+)
 # A template's words to whoever fills it in, left in: "Please include a summary …".
 _ADDRESSED = re.compile(r"^(?:Please|Thank(?:s| you))\b", re.IGNORECASE)
 
@@ -46,10 +51,10 @@ def stated_account(title: str, body: str) -> str:
     sentences = _sentences(_first_paragraph(_COMMENT.sub("", body), title))
     kept: list[str] = []
     for sentence in sentences[:_MAX_SENTENCES]:
-        if _short(sentence) or len(" ".join([*kept, sentence])) > _MAX_ACCOUNT:
+        if _short(sentence) or len(_joined([*kept, sentence])) > _MAX_ACCOUNT:
             break
         kept.append(sentence)
-    said = " ".join(kept)
+    said = _joined(kept)
     if not said.endswith(_ENDED) or _ADDRESSED.match(said) or not _quotable(said, body):
         return ""
     if len(_substance(said) - _substance(title)) < _MIN_NEW_WORDS:
@@ -59,37 +64,23 @@ def stated_account(title: str, body: str) -> str:
 
 def _first_paragraph(body: str, title: str) -> str:
     """The body's first paragraph of prose (a quote's `>` marks taken off, a link shown as its
-    text), or "" when it does not end at a blank line, the body's end or its trailers (a
-    paragraph cut by a list, a fence or a heading's underline is not whole). It starts at the
-    body's start, after a blank line or after a heading; the title said again is no prose."""
+    text), before anything else but headings, the title said again and the lines tools write;
+    "" when it does not end at a blank line, the body's end or a tool's line (a paragraph cut
+    by a list, a fence or a heading's underline is not whole), or when a list, a fence or HTML
+    comes first (prose after a squash's list of commits is a commit's, not the description's)."""
     lines: list[str] = []
-    may_start, fenced = True, False
     for line in [*body.splitlines(), ""]:
         text = _QUOTE_MARKS.sub("", line.strip()).strip()
-        if _FENCE.match(text):
+        if not text or written_by_tools(text):
             if lines:
-                return ""
-            fenced, may_start = not fenced, False
+                return _LINK.sub(r"\1", _joined(lines))
             continue
-        if fenced:
+        if not lines and (_HEADING.match(text) or text == title.strip()):
             continue
-        if not text or (lines and written_by_tools(text)):
-            if lines:
-                return _LINK.sub(r"\1", " ".join(lines))
-            may_start = True
-            continue
-        prose = (
-            not line.startswith((" ", "\t"))  # a list item's continuation, a code block
-            and not _NOT_PROSE.match(text)
-            and not written_by_tools(text)
-            and text != title.strip()
-        )
-        if lines and not prose:
+        indented = line.startswith((" ", "\t"))  # a list item's continuation, a code block
+        if indented or _FENCE.match(text) or _NOT_PROSE.match(text):
             return ""
-        if prose and (lines or may_start):
-            lines.append(text)
-        else:
-            may_start = bool(_HEADING.match(text))
+        lines.append(text)
     return ""
 
 
@@ -105,6 +96,15 @@ def _sentences(paragraph: str) -> list[str]:
         start = boundary.end()
     found.append(paragraph[start:].strip())
     return [sentence for sentence in found if sentence]
+
+
+def _joined(pieces: list[str]) -> str:
+    """Lines or sentences as one text: a space between them, none between Chinese ones."""
+    text = ""
+    for piece in pieces:
+        tight = text and _CJK_END.search(text) and _CJK.match(piece)
+        text = f"{text}{piece}" if tight or not text else f"{text} {piece}"
+    return text
 
 
 def _short(sentence: str) -> bool:

@@ -28,9 +28,9 @@ _ESCAPE_SEQUENCE = re.compile(
 # bidirectional overrides that make code read differently from how it runs.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Characters that make Markdown of plain text: all of them in history text; in prose, which
-# keeps its code spans, only the brackets of a link.
+# keeps its code spans, the brackets of a link and what could open or escape a span.
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_PROSE_SPECIAL = re.compile(r"([\[\]])")
+_PROSE_SPECIAL = re.compile(r"([\\`\[\]])")
 _HTML_SPECIAL = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # A link target in history text is shown as code, never as a link a reader might follow.
 _LINK = re.compile(
