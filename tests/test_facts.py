@@ -906,3 +906,11 @@ def test_the_authors_account_prefers_the_pr_description_carried_in(repo: RepoBui
     meta = PrMeta("prs.json", "Queues grew without bound when the limit was one.", (), None, (), ())
     described = replace(pr, meta=meta)
     assert compute_facts(described, history.diff(pr)).account == meta.body
+    # Tests change no behaviour: what a tests-only PR's description says of a fix is about
+    # another PR's code.
+    facts = facts_of(
+        repo,
+        "Test the limit (#3)\n\nThe old limit dropped every request after the first one.\n",
+        {"tests/test_app.py": "def test_limit():\n    assert LIMIT == 2\n"},
+    )
+    assert facts.account == ""

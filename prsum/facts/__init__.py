@@ -118,8 +118,18 @@ def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
         breaking_scope=scope,
         edits=line_edits(pr, diffs),
         assertions=added_assertions(diffs),
-        account=stated_account(pr.title, _description(pr)),
+        account=_account(pr, kinds),
     )
+
+
+def _account(pr: PullRequest, kinds: Sequence[str]) -> str:
+    """What the description says beyond the title, unless the PR changes only tests: a
+    tests-only diff changes no behaviour, so a description that speaks of a fix is about code
+    another PR changed (the dev half's r15: "Fixes a GRPO crash … now returns a proper
+    `torch.device`" over a test added after the fix, 4 claims judged false)."""
+    if kinds and all(kind == "test" for kind in kinds):
+        return ""
+    return stated_account(pr.title, _description(pr))
 
 
 def _description(pr: PullRequest) -> str:
