@@ -123,8 +123,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
     else:
-        if card.facts.account:
-            sentences.append(i18n.account_sentence(card.facts.account, lang))
+        if quote := account_quote(card):
+            sentences.append(quote)
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
@@ -138,6 +138,11 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     elif not focus and 0 < len(files) <= _NAMED_FILES:
         sentences.append(i18n.files_sentence(files, lang))
     return words.sentence_joiner.join(sentences)
+
+
+def account_quote(card: CardInput) -> str:
+    """The sentence that quotes what the description says beyond the title, or ""."""
+    return i18n.account_sentence(card.facts.account, card.lang) if card.facts.account else ""
 
 
 def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
@@ -275,8 +280,7 @@ def assemble(
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
     # The description's account is quoted as it is (facts checked it against the description).
-    quoted = [i18n.account_sentence(card.facts.account, card.lang)] if card.facts.account else []
-    body = grounded(body, card.evidence, card.log, quoted)
+    body = grounded(body, card.evidence, card.log, [account_quote(card)])
     return Card(
         pr=card.pr,
         facts=card.facts,
