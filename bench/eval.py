@@ -268,7 +268,7 @@ def score(
     """Add the card's scores against the reference to `tally`; the chrF cell of its row."""
     lang = card.lang
     text = card_text(card)
-    evidence = Evidence.of(pr, diffs)
+    evidence = Evidence.of(pr, diffs, card.facts)
     tally.recalled = sum(1 for entity in reference["entities"] if entity in text)
     tally.entities = len(reference["entities"])
     tally.ungrounded = sum(1 for cited in cited_names(text) if not evidence.knows(cited))

@@ -238,7 +238,7 @@ def _with_parsed(diff: FileDiff, read_blob: BlobReader) -> FileDiff:
     return replace(diff, parsed=_attribute(diff.patch, old, new))
 
 
-def _changed_lines(patch: str) -> tuple[list[int], list[int]]:
+def changed_lines(patch: str) -> tuple[list[int], list[int]]:
     """The numbers of the lines a patch removes (in the old version) and adds (in the new),
     blank lines aside: they change no definition."""
     removed: list[int] = []
@@ -381,7 +381,7 @@ def _children(found: Outline) -> dict[int | None, list[int]]:
 
 def _attribute(patch: str, old: Outline, new: Outline) -> ParsedChange:
     """What a patch does to the definitions of a file, given both versions' outlines."""
-    removed_lines, added_lines = _changed_lines(patch)
+    removed_lines, added_lines = changed_lines(patch)
     old_counts, old_free = _owned(old, removed_lines)
     new_counts, new_free = _owned(new, added_lines)
     pairing = _Pairing.of(old, new)

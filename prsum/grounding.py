@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prsum.spans import CODE_SPAN, code, span_code
-from prsum.types import Echo, FileDiff, Precedent, PullRequest
+from prsum.types import Facts, FileDiff, Precedent, PullRequest
 
 _LONGEST_NAME = 120  # characters: a longer code span is a quote, not a name to hold
 _BARE_PATH = re.compile(r"(?<![\w`/.-])((?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/`])")
@@ -26,11 +26,12 @@ class Evidence:
 
     @classmethod
     def of(
-        cls, pr: PullRequest, diffs: tuple[FileDiff, ...], echoes: tuple[Echo, ...] = ()
+        cls, pr: PullRequest, diffs: tuple[FileDiff, ...], facts: Facts | None = None
     ) -> Evidence:
         """The PR's title, message, paths and patches, the names of the definitions its
-        changed lines are in (the parser's: a patch need not show them), and the repository's
-        lines that facts quote beyond the diff (`echoes`, read at the PR's commit)."""
+        changed lines are in (the parser's: a patch need not show them), and what `facts`
+        quote of the repository beyond the diff: its lines (echoes, read at the PR's commit),
+        the title of the PR whose lines this one removes, the packages its lock files pin."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
@@ -39,7 +40,11 @@ class Evidence:
             if diff.parsed is not None
             for change in diff.parsed.definitions
         )
-        beyond = [echo.line if isinstance(echo, Precedent) else echo.path for echo in echoes]
+        beyond: list[str] = []
+        if facts is not None:
+            beyond += [e.line if isinstance(e, Precedent) else e.path for e in facts.echoes]
+            beyond += [facts.origin.title] if facts.origin else []
+            beyond += [change.name for change in facts.locks]
         text = "\n".join(
             [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
         )

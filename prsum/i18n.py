@@ -26,6 +26,8 @@ from prsum.types import (
     Focus,
     Language,
     LineEdit,
+    LockChange,
+    Origin,
     Precedent,
     PullRequest,
     Related,
@@ -333,6 +335,68 @@ def assertion_sentence(assertion: Assertion, lang: Language) -> str:
     if lang == "zh":
         return f"`{assertion.path}` 中，测试新增检查 {code(assertion.line)}。"
     return f"In `{assertion.path}`, the tests now check {code(assertion.line)}."
+
+
+def lock_sentence(path: str, changes: Sequence[LockChange], more: int, lang: Language) -> str:
+    """What a lock file changes: packages moved from one pinned version to another, dropped
+    or added; `more` the packages it changes beyond those."""
+    zh = lang == "zh"
+    parts = []
+    for change in changes:
+        name = f"`{change.name}`"
+        if change.before and change.after:
+            parts.append(
+                f"{name} {change.before} 改为 {change.after}"
+                if zh
+                else f"{name} {change.before} becomes {change.after}"
+            )
+        elif change.before:
+            parts.append(
+                f"删除 {name} {change.before}" if zh else f"{name} {change.before} is dropped"
+            )
+        else:
+            parts.append(f"新增 {name} {change.after}" if zh else f"{name} {change.after} is added")
+    if more:
+        plural = "s" * (more > 1)
+        if zh:
+            parts.append(f"另有 {more} 个包变化" if parts else f"{more} 个包的锁定版本变化")
+        else:
+            parts.append(
+                f"{more} more package{plural} change{'s' * (more == 1)}"
+                if parts
+                else f"the pinned versions of {more} package{plural} change"
+            )
+    if zh:
+        return f"`{path}` 中，" + "；".join(parts) + "。"
+    return f"In `{path}`, " + "; ".join(parts) + "."
+
+
+def origin_sentence(origin: Origin, lang: Language) -> str:
+    """Which earlier PR (or commit) last changed the lines this one removes, and how long
+    before it."""
+    pr = origin.label.startswith("#")
+    earlier = _earlier(origin.days, lang)
+    if lang == "zh":
+        share = "" if origin.whole else "大多"
+        when = f"那个 PR {earlier}合并" if pr else f"那次提交{earlier}"
+        return f"它删去的行{share}是 {origin.label}（“{origin.title}”）最后改动的，{when}。"
+    share = "The" if origin.whole else "Most of the"
+    when = f"merged {earlier}" if pr else f"committed {earlier}"
+    return (
+        f"{share} lines it removes were last changed in {origin.label} (“{origin.title}”), {when}."
+    )
+
+
+def _earlier(days: int, lang: Language) -> str:
+    """How long before: days up to two months, then months up to two years, then years."""
+    zh = lang == "zh"
+    if days == 0:
+        return "在同一天" if zh else "the same day"
+    if days < 60:
+        return f"早 {days} 天" if zh else f"{days} day{'s' * (days > 1)} earlier"
+    if days < 730:
+        return f"早约 {days // 30} 个月" if zh else f"about {days // 30} months earlier"
+    return f"早约 {days // 365} 年" if zh else f"about {days // 365} years earlier"
 
 
 def account_sentence(account: str, lang: Language) -> str:

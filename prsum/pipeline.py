@@ -21,12 +21,14 @@ from prsum.discovery import list_prs, prepared
 from prsum.errors import GenerationError, PrReadError
 from prsum.facts import compute_facts
 from prsum.facts.echoes import edit_echoes
+from prsum.facts.locks import lock_changes
+from prsum.facts.origin import line_origin
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
 from prsum.profiles import Profile, PromptStyle, StrategyName, choose_profile, for_strategy
-from prsum.redact import redact_commit, redact_diff, redact_echo, redact_pr
+from prsum.redact import redact_commit, redact_diff, redact_echo, redact_origin, redact_pr
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
     Card,
@@ -280,9 +282,23 @@ class Summarizer:
         echoes = edit_echoes(
             facts.edits, written, self.history.blob, functools.partial(self.history.grep, pr.sha)
         )
+        origin = (
+            line_origin(
+                pr,
+                written,
+                functools.partial(self.history.blame, pr.base_sha),
+                functools.partial(self.history.landing, base=pr.base_sha),
+            )
+            if pr.base_sha
+            else None
+        )
         if self.settings.redact:
             echoes = tuple(redact_echo(echo) for echo in echoes)
-        return _PrInput(pr, commits, diffs, replace(facts, echoes=echoes))
+            origin = redact_origin(origin)
+        locks = lock_changes(written, self.history.blob)
+        return _PrInput(
+            pr, commits, diffs, replace(facts, echoes=echoes, origin=origin, locks=locks)
+        )
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:
         """The PR's card: from the cache when it holds one for this exact input, else written."""

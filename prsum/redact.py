@@ -23,6 +23,7 @@ from prsum.types import (
     Discovery,
     Echo,
     FileDiff,
+    Origin,
     OtherCommit,
     Precedent,
     PrMeta,
@@ -97,6 +98,11 @@ def redact_echo(echo: Echo) -> Echo:
             echo, line=redact_text(echo.line, config=file_kind(echo.edit.path) == "config")
         )
     return echo
+
+
+def redact_origin(origin: Origin | None) -> Origin | None:
+    """The origin with the earlier PR's title masked as this PR's would be."""
+    return origin and replace(origin, title=redact_text(origin.title))
 
 
 def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:

@@ -219,6 +219,29 @@ Echo = Precedent | Leftover  # what the repository says of a quoted edit, beyond
 
 
 @dataclass(frozen=True)
+class LockChange:
+    """A package whose pinned versions a lock file of the PR changes: `before` and `after` the
+    versions only the old and only the new file pin ("" where it pins none: added or dropped)
+    (prsum.facts.locks)."""
+
+    path: str
+    name: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The earlier PR that last changed the lines a PR removes or rewrites, as `git blame` at
+    the PR's base tells it (prsum.facts.origin)."""
+
+    label: str  # `#N`, or a short sha for a commit that was no PR
+    title: str
+    days: int  # from its merge to this PR's
+    whole: bool  # it last changed all of those lines, not only most of them
+
+
+@dataclass(frozen=True)
 class Assertion:
     """A check a PR's tests add, quoted from its diff: the behaviour the PR pins
     (prsum.facts.edits)."""
@@ -260,6 +283,8 @@ class Facts:
     assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
     echoes: tuple[Echo, ...] = ()  # the repository's lines that bear on the edits (read by git)
     account: str = ""  # what the description says beyond the title, quoted (prsum.facts.account)
+    origin: Origin | None = None  # the earlier PR whose lines this one rewrites (read by git)
+    locks: tuple[LockChange, ...] = ()  # packages whose pins the lock files change (read by git)
 
 
 @dataclass(frozen=True)

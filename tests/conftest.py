@@ -43,11 +43,12 @@ class RepoBuilder:
 
     path: Path
     tick: int = 0
+    day: int = 0  # days after 2026-01-01 of the next commits
     shas: dict[str, str] = field(default_factory=dict)
 
     def git(self, *args: str, author: str = "Ada Lovelace <ada@example.com>") -> str:
         self.tick += 1
-        date = f"2026-01-01T00:{self.tick // 60:02d}:{self.tick % 60:02d}+00:00"
+        date = f"2026-01-{1 + self.day:02d}T00:{self.tick // 60:02d}:{self.tick % 60:02d}+00:00"
         name, email = author.rsplit(" <", 1)
         env = dict(
             os.environ,

@@ -9,7 +9,7 @@ import pytest
 from prsum.facts import compute_facts
 from prsum.facts.account import stated_account
 from prsum.history import History
-from prsum.types import Assertion, Facts, LineEdit, PrMeta
+from prsum.types import Assertion, Card, Facts, LineEdit, LockChange, Origin, PrMeta
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <bot@example.com>"
@@ -668,7 +668,8 @@ def test_the_repository_tells_an_edits_precedent_and_leftover(repo: RepoBuilder)
     assert card.body.summary.endswith(
         "`g = as_index(index, device=scores.device)`, unchanged in `src/adv.py`, already has "
         "`device=scores.device`. The old `mean = group_mean(scores, g)` still stands in "
-        "`src/other.py` (1 line). Start with `advantage` in `src/adv.py`."
+        "`src/other.py` (1 line). The lines it removes were last changed in #1 (“Add”), "
+        "merged the same day. Start with `advantage` in `src/adv.py`."
     )
     # JSON cards carry the echoes their sentences stand on
     document = card_to_dict(card)
@@ -914,3 +915,135 @@ def test_the_authors_account_prefers_the_pr_description_carried_in(repo: RepoBui
         {"tests/test_app.py": "def test_limit():\n    assert LIMIT == 2\n"},
     )
     assert facts.account == ""
+
+
+def origin_card(repo: RepoBuilder, message: str, files: dict[str, str | bytes | None]) -> Card:
+    """The facts card (en) of a PR made of `files`."""
+    from tests.pipeline import cards_for
+
+    repo.commit(message, files)
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card)
+    return card
+
+
+def test_the_origin_is_the_pr_that_last_changed_most_of_the_removed_lines(
+    repo: RepoBuilder,
+) -> None:
+    import jsonschema
+
+    from prsum.render import card_to_dict
+    from tests.test_render import SCHEMA
+
+    repo.commit("Use `frobnicate` (#1)", {"src/a.py": "x = frobnicate(1)\ny = 2\nz = 3\n"})
+    repo.commit("Add b (#2)", {"src/b.py": "p = 1\nq = 2\n"})
+    repo.day = 5
+    card = origin_card(repo, "Tune (#3)", {"src/a.py": "x = 10\ny = 20\nz = 3\n"})
+    assert card.facts.origin == Origin("#1", "Use `frobnicate`", 5, whole=True)
+    # the earlier title is quoted as it is: its names need not be in this PR
+    assert (
+        "The lines it removes were last changed in #1 (“Use `frobnicate`”), merged 5 days "
+        "earlier." in card.body.summary
+    )
+    jsonschema.validate(card_to_dict(card), SCHEMA)
+    # more than half: "most"; the lines #3 wrote count as #3's
+    card = origin_card(repo, "Again (#4)", {"src/a.py": "x = 11\ny = 21\nz = 4\n"})
+    assert card.facts.origin == Origin("#3", "Tune", 0, whole=False)
+    assert "Most of the lines it removes were last changed in #3" in card.body.summary
+    # half and half: no PR holds most of them
+    repo.commit("Add c (#5)", {"src/c.py": "m = 1\nn = 2\n"})
+    card = origin_card(
+        repo, "Both (#6)", {"src/a.py": "x = 12\ny = 22\nz = 4\n", "src/c.py": "m = 0\n"}
+    )
+    assert card.facts.origin is None and "last changed" not in card.body.summary
+
+
+def test_no_origin_for_lock_files_nor_for_a_revert_that_names_its_pr(repo: RepoBuilder) -> None:
+    repo.commit("Pin (#1)", {"uv.lock": "a = 1\nb = 2\n", "src/a.py": "x = 1\n"})
+    assert origin_card(repo, "Refresh (#2)", {"uv.lock": "a = 3\nb = 4\n"}).facts.origin is None
+    repo.commit("Change x (#3)", {"src/a.py": "x = 2\n"})
+    reverted = repo.head()
+    card = origin_card(
+        repo, f'Revert "Change x" (#4)\n\nThis reverts commit {reverted}.', {"src/a.py": "x = 1\n"}
+    )
+    assert card.pr.reverts == "#3" and card.facts.origin is None
+
+
+def test_an_origin_title_is_masked_under_redaction(repo: RepoBuilder) -> None:
+    from tests.pipeline import cards_for
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    repo.commit(f"Rotate {token} (#1)", {"src/a.py": "x = 1\n"})
+    repo.commit("Change x (#2)", {"src/a.py": "x = 2\n"})
+    (card,) = cards_for(
+        repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False, redact=True
+    )
+    assert isinstance(card, Card) and card.facts.origin is not None
+    assert token not in card.facts.origin.title and token not in card.body.summary
+
+
+def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None:
+    def cargo(*packages: tuple[str, str]) -> str:
+        return "version = 4\n\n" + "".join(
+            f'[[package]]\nname = "{name}"\nversion = "{version}"\n\n' for name, version in packages
+        )
+
+    repo.commit("Add deps (#1)", {"Cargo.lock": cargo(("etcetera", "0.10.0"), ("home", "0.5.9"))})
+    lock = cargo(("etcetera", "0.11.0"), ("libc", "0.2.1"))
+    card = origin_card(repo, "Update etcetera (#2)", {"Cargo.lock": lock})
+    assert card.facts.locks == (
+        LockChange("Cargo.lock", "etcetera", "0.10.0", "0.11.0"),
+        LockChange("Cargo.lock", "home", "0.5.9", ""),
+        LockChange("Cargo.lock", "libc", "", "0.2.1"),
+    )
+    assert (
+        "In `Cargo.lock`, `etcetera` 0.10.0 becomes 0.11.0; `home` 0.5.9 is dropped; `libc` "
+        "0.2.1 is added." in card.body.summary
+    )
+    # a lock file refreshed wholesale: only the package the title names, and a count
+    many = [(f"crate{index}", "2.0.0") for index in range(8)]
+    card = origin_card(repo, "Bump libc (#3)", {"Cargo.lock": cargo(("libc", "0.3.0"), *many)})
+    assert "In `Cargo.lock`, `libc` 0.2.1 becomes 0.3.0; 9 more packages change." in (
+        card.body.summary
+    )
+    refreshed = [(name, "3.0.0") for name, _ in many]
+    card = origin_card(repo, "Refresh (#4)", {"Cargo.lock": cargo(*refreshed)})
+    assert "In `Cargo.lock`, the pinned versions of 9 packages change." in card.body.summary
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "changes"),
+    [
+        (
+            "package-lock.json",
+            '{"packages": {"": {"version": "1.0.0"}, "node_modules/a": {"version": "1.0.0"}}}',
+            '{"packages": {"": {"version": "1.1.0"}, "node_modules/x/node_modules/a": '
+            '{"version": "2.0.0"}, "node_modules/a": {"version": "1.0.0"}}}',
+            [("a", "", "2.0.0")],
+        ),
+        (
+            "bun.lock",
+            '{\n  "packages": {\n    "@hono/x": ["@hono/x@1.0.0", "", {}, "sha"],\n  },\n}\n',
+            '{\n  "packages": {\n    "@hono/x": ["@hono/x@1.1.0", "", {}, "sha"],\n  },\n}\n',
+            [("@hono/x", "1.0.0", "1.1.0")],
+        ),
+        (
+            "go.sum",
+            "github.com/spf13/pflag v1.0.8 h1:a=\ngithub.com/spf13/pflag v1.0.8/go.mod h1:b=\n",
+            "github.com/spf13/pflag v1.0.9 h1:c=\ngithub.com/spf13/pflag v1.0.9/go.mod h1:d=\n",
+            [("github.com/spf13/pflag", "v1.0.8", "v1.0.9")],
+        ),
+        ("uv.lock", "not toml [", 'version = 1\n[[package]]\nname = "a"\nversion = "1"\n', []),
+        ("yarn.lock", "a@^1:\n  version 1.0.0\n", "a@^1:\n  version 1.1.0\n", []),
+    ],
+)
+def test_each_lock_format_is_read_whole_and_what_cannot_be_read_says_nothing(
+    path: str, old: str, new: str, changes: list[tuple[str, str, str]]
+) -> None:
+    from prsum.facts.locks import lock_changes
+    from prsum.types import FileDiff
+
+    blobs = {"1" * 40: old.encode(), "2" * 40: new.encode()}
+    patch = f"diff --git a/{path} b/{path}\nindex {'1' * 40}..{'2' * 40} 100644\n"
+    found = lock_changes((FileDiff(path, patch),), lambda sha, limit: blobs.get(sha))
+    assert [(c.name, c.before, c.after) for c in found] == changes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,39 @@ def test_github_merge_commit_is_a_pr_diffed_against_its_first_parent(repo: RepoB
     assert "+    return 1" in diffs["src/app.py"]
     assert "README.md" not in diffs
     assert [d.title for d in discovery.direct_commits] == ["Unrelated change on main"]
+
+
+def test_blame_and_landing_name_the_pr_that_last_changed_a_line(
+    repo: RepoBuilder, tmp_path: Path
+) -> None:
+    merge = feature_branch_merge(repo, 12)  # its branch's first commit wrote `return 1`
+    repo.day = 3
+    squash = repo.commit("Add a helper (#13)", {"src/util.py": "def util():\n    return 3\n"})
+    base = repo.commit("Direct fix", {"src/util.py": "def util():\n    return 4\n"})
+    history = History(repo.path)
+    branch_commit = history.blame(base, "src/app.py", [2])[0]
+    assert branch_commit is not None and branch_commit != merge
+    # a line written on a merged branch landed with the merge; one of a squash, as itself
+    landed = history.landing(branch_commit, base)
+    assert landed is not None and (landed.label, landed.title) == ("#12", "Make main return one")
+    assert history.blame(base, "src/util.py", [1, 2]) == (squash, base)
+    found = history.landing(squash, base)
+    assert found is not None and (found.label, found.merged_at[:10]) == ("#13", "2026-01-04")
+    direct = history.landing(base, base)
+    assert direct is not None and direct.label == base[:7]
+    # a branch with PRs of its own (`next`), merged whole: the PR there that wrote the line
+    repo.branch("next")
+    inner = repo.commit("Add a flag (#20)", {"src/flag.py": "FLAG = True\n"})
+    repo.checkout("main")
+    merged = repo.merge("next", "Merge pull request #21 from someone/next\n\nNext")
+    landed = history.landing(inner, merged)
+    assert landed is not None and (landed.label, landed.title) == ("#20", "Add a flag")
+    # a shallow clone cannot tell who wrote the lines at its boundary
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(shallow)], check=True
+    )
+    assert History(shallow).blame("HEAD", "src/util.py", [1, 2]) == (None, None)
 
 
 def test_merge_commit_whose_subject_is_the_pr_title(repo: RepoBuilder) -> None:

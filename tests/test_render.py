@@ -88,3 +88,30 @@ def test_a_code_span_fenced_by_more_backticks_is_one_span_in_every_format() -> N
     assert md_prose(tricky) == (
         "Fix \\\\\\\\\\`a `<img src=x onerror=alert(1)>` and \\\\\\` &lt;b&gt;x&lt;/b&gt;"
     )
+
+
+@pytest.mark.parametrize(
+    ("days", "label", "en", "zh"),
+    [
+        (0, "#5", "merged the same day", "那个 PR 在同一天合并"),
+        (1, "#5", "merged 1 day earlier", "那个 PR 早 1 天合并"),
+        (59, "#5", "merged 59 days earlier", "那个 PR 早 59 天合并"),
+        (60, "abc1234", "committed about 2 months earlier", "那次提交早约 2 个月"),
+        (729, "#5", "merged about 24 months earlier", "那个 PR 早约 24 个月合并"),
+        (730, "abc1234", "committed about 2 years earlier", "那次提交早约 2 年"),
+    ],
+)
+def test_an_origin_says_how_long_before_in_the_cards_language(
+    days: int, label: str, en: str, zh: str
+) -> None:
+    from prsum.i18n import origin_sentence
+    from prsum.types import Origin
+
+    origin = Origin(label, "Add `x`", days, whole=days % 2 == 0)
+    share = "The" if origin.whole else "Most of the"
+    assert origin_sentence(origin, "en") == (
+        f"{share} lines it removes were last changed in {label} (“Add `x`”), {en}."
+    )
+    assert origin_sentence(origin, "zh") == (
+        f"它删去的行{'' if origin.whole else '大多'}是 {label}（“Add `x`”）最后改动的，{zh}。"
+    )

@@ -36,6 +36,7 @@ from prsum.types import (
     Language,
     Leftover,
     LineEdit,
+    LockChange,
     Precedent,
     Provenance,
     PullRequest,
@@ -51,6 +52,8 @@ _TEST_NAME = re.compile(r"(^|[.:])(test_|Test[A-Z_]|test[A-Z])\w*$|(_test|Test|T
 _NAMED_FILES = 3
 _EDIT_FILES = 2  # files whose in-place edits a summary quotes
 _EDITS_SHOWN = 2  # edits it quotes in all
+_LOCKS_SHOWN = 4  # packages whose pins it tells, of all lock files
+_LOCKS_LISTED = 6  # packages a lock file changes at most, for any of them to be named unasked
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")  # names of four characters or more
 # A title's words that every check has (`assert`, `expect`): they make no check about the PR.
 _CHECK_WORDS = frozenset({"assert", "assertion", "assertions", "expect", "equal", "equals"})
@@ -127,11 +130,14 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
             sentences.append(quote)
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
+        sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
             sentences.append(i18n.assertion_sentence(check, lang))
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
+    if quote := origin_quote(card):
+        sentences.append(quote)
     unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
     if unsaid:
         sentences.append(i18n.pointer_sentence(unsaid, lang))
@@ -143,6 +149,12 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
 def account_quote(card: CardInput) -> str:
     """The sentence that quotes what the description says beyond the title, or ""."""
     return i18n.account_sentence(card.facts.account, card.lang) if card.facts.account else ""
+
+
+def origin_quote(card: CardInput) -> str:
+    """The sentence that names the earlier PR whose lines this one removes, or ""."""
+    origin = card.facts.origin
+    return i18n.origin_sentence(origin, card.lang) if origin else ""
 
 
 def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
@@ -168,6 +180,26 @@ def edits_sentences(edits: Sequence[LineEdit], lang: Language) -> list[str]:
     for edit in edits:
         by_path.setdefault(edit.path, []).append(edit)
     return [i18n.edits_sentence(path, shown, lang) for path, shown in by_path.items()]
+
+
+def lock_sentences(locks: Sequence[LockChange], title: str, lang: Language) -> list[str]:
+    """What the lock files change, a sentence a file: a few packages, those the title names
+    first, and how many more. Of a lock file refreshed wholesale, only those the title names:
+    a few names out of dozens would be the alphabet's choice, not the change's."""
+    lowered = title.lower()
+    by_path: dict[str, list[LockChange]] = {}
+    for change in locks:
+        by_path.setdefault(change.path, []).append(change)
+    sentences = []
+    left = _LOCKS_SHOWN
+    for path, changes in by_path.items():
+        named = [change for change in changes if change.name.lower() in lowered]
+        if len(changes) <= _LOCKS_LISTED:
+            named += [change for change in changes if change not in named]
+        shown = named[:left]
+        left -= len(shown)
+        sentences.append(i18n.lock_sentence(path, shown, len(changes) - len(shown), lang))
+    return sentences
 
 
 def echo_sentences(echoes: Sequence[Echo], shown: Sequence[LineEdit], lang: Language) -> list[str]:
@@ -279,8 +311,8 @@ def assemble(
 ) -> Card:
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
-    # The description's account is quoted as it is (facts checked it against the description).
-    body = grounded(body, card.evidence, card.log, [account_quote(card)])
+    # The description's account and the earlier PR's title are quoted as they are.
+    body = grounded(body, card.evidence, card.log, [account_quote(card), origin_quote(card)])
     return Card(
         pr=card.pr,
         facts=card.facts,

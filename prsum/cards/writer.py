@@ -73,7 +73,7 @@ class CardWriter:
     ) -> CardInput:
         """What the strategy writes from: the PR, its facts and its packed prompt."""
         extra = prompts.context_lines(pr, commits, self.lang) + self.strategy.context_lines(facts)
-        evidence = Evidence.of(pr, diffs, facts.echoes)
+        evidence = Evidence.of(pr, diffs, facts)
         usage = Usage()
         packed = self.packer.pack(pr, facts, diffs, extra, evidence, usage)
         return CardInput(

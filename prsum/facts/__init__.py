@@ -13,6 +13,9 @@ those above it:
 - `edits`: code edited in place and checks the tests add, quoted from the diff (`LineEdit`,
   `Assertion`);
 - `account`: what the change's description says beyond its title, quoted from the message.
+
+Beyond the diff, read by git in the pipeline: `echoes` (the repository's lines that bear on
+the quoted edits) and `origin` (the earlier PR whose lines this one removes).
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ from prsum.types import (
     Related,
 )
 
+_BLAME_HEADER = re.compile(r"^([0-9a-f]{40}(?:[0-9a-f]{24})?) \d+ \d+")  # sha-1 or sha-256
 _GREP_SECONDS = 20  # a search of the tree for an edit's old text: past this, no leftover
 _FIELD = "\x1f"
 _RECORD = "\x1e"
@@ -513,6 +514,82 @@ class History:
             path = following
         return tuple(found)
 
+    def blame(self, rev: str, path: str, numbers: Sequence[int]) -> tuple[str | None, ...]:
+        """The commit that last changed each of the lines `numbers` of `path` at `rev`, as
+        `git blame` tells it; None for a line a shallow clone's boundary holds. Nothing in a
+        partial clone, or where git cannot tell in time."""
+        if not numbers or self.fetches_on_demand:
+            return ()
+        ranges = [
+            argument for first, last in _runs(numbers) for argument in ("-L", f"{first},{last}")
+        ]
+        try:
+            output: str = self._repo.git.blame(
+                "--line-porcelain",
+                *ranges,
+                rev,
+                "--",
+                path,
+                kill_after_timeout=_GREP_SECONDS,
+                env={"GIT_NO_LAZY_FETCH": "1"},
+            )
+        except (git.GitCommandError, OSError):
+            return ()
+        # `--line-porcelain`: a header line `sha old new ...` per line, then its fields, the
+        # `boundary` flag among them, then the line itself after a tab.
+        commits: list[str | None] = []
+        sha: str | None = None
+        for line in output.split("\n"):
+            if line.startswith("\t"):
+                commits.append(sha)
+            elif header := _BLAME_HEADER.match(line):
+                sha = header.group(1)
+            elif line == "boundary":
+                sha = None
+        return tuple(commits)
+
+    def landing(self, sha: str, base: str) -> PullRequest | None:
+        """The PR on `base`'s first-parent line that brought commit `sha` in: `sha` itself,
+        or the merge whose second parent holds it, or, where that merge brought in a branch
+        with PRs of its own (`next`, a release branch), the PR there that brought `sha` in.
+        None for a branch sync, or where git cannot tell."""
+        try:
+            line = self._repo.git.rev_list("--first-parent", f"{sha}..{base}").split()
+            landed = sha
+            if line:
+                # Newest first, the line's commits hold `sha` up to the one that brought it
+                # in, and none after: the first to hold it is found by halving.
+                low, high = 0, len(line) - 1
+                while low < high:
+                    middle = (low + high + 1) // 2
+                    if self._holds(line[middle], sha):
+                        low = middle
+                    else:
+                        high = middle - 1
+                first = next(self._stream_commits(["-1", line[low]]))
+                landed = sha if first.parents[:1] == (sha,) else first.sha
+            commit = next(self._stream_commits(["-1", landed]))
+        except (git.GitCommandError, RepositoryError, StopIteration):
+            return None
+        classified = commit.classified()
+        if landed != sha:
+            inner = self.landing(sha, commit.parents[1])
+            if inner is not None and inner.number not in (None, classified.number):
+                return inner
+        if classified.kind == "sync":
+            return None
+        return self._to_pr([commit], self._group_number(commit, classified))
+
+    def _holds(self, commit: str, ancestor: str) -> bool:
+        """Whether `ancestor` is in `commit`'s history (or is `commit`)."""
+        try:
+            self._repo.git.merge_base("--is-ancestor", ancestor, commit)
+        except git.GitCommandError as exc:
+            if exc.status == 1:
+                return False
+            raise
+        return True
+
     def own_commits(self, pr: PullRequest) -> tuple[Commit, ...]:
         """The PR's own commits, oldest first, where history keeps them.
 
@@ -575,6 +652,17 @@ class History:
         except git.GitCommandError:
             return False
         return True
+
+
+def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as runs of consecutive ones, (first, last) each."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(set(numbers)):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
 
 
 def _distinct_people(people: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

@@ -60,6 +60,8 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "assertions": [vars(check) for check in facts.assertions],
             "echoes": [echo_to_dict(echo) for echo in facts.echoes],
             "account": facts.account,
+            "origin": facts.origin and vars(facts.origin),
+            "locks": [vars(change) for change in facts.locks],
             "size": {
                 "files": facts.files_changed,
                 "added": facts.lines_added,
