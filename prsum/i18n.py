@@ -343,7 +343,7 @@ def lock_sentence(path: str, changes: Sequence[LockChange], more: int, lang: Lan
     zh = lang == "zh"
     parts = []
     for change in changes:
-        name = f"`{change.name}`"
+        name = code(change.name)
         if change.before and change.after:
             parts.append(
                 f"{name} {change.before} 改为 {change.after}"
@@ -378,7 +378,7 @@ def origin_sentence(origin: Origin, lang: Language) -> str:
     earlier = _earlier(origin.days, lang)
     if lang == "zh":
         share = "" if origin.whole else "大多"
-        when = f"那个 PR {earlier}合并" if pr else f"那次提交{earlier}"
+        when = f"那个 PR 比它{earlier}合并" if pr else f"那次提交比它{earlier}"
         return f"它删去的行{share}是 {origin.label}（“{origin.title}”）最后改动的，{when}。"
     share = "The" if origin.whole else "Most of the"
     when = f"merged {earlier}" if pr else f"committed {earlier}"
@@ -388,10 +388,11 @@ def origin_sentence(origin: Origin, lang: Language) -> str:
 
 
 def _earlier(days: int, lang: Language) -> str:
-    """How long before: days up to two months, then months up to two years, then years."""
+    """How long before (whole days elapsed): days up to two months, then months up to two
+    years, then years."""
     zh = lang == "zh"
     if days == 0:
-        return "在同一天" if zh else "the same day"
+        return "早不到一天" if zh else "less than a day earlier"
     if days < 60:
         return f"早 {days} 天" if zh else f"{days} day{'s' * (days > 1)} earlier"
     if days < 730:

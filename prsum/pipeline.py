@@ -28,7 +28,14 @@ from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
 from prsum.notes import ReleaseNotes, build_notes
 from prsum.profiles import Profile, PromptStyle, StrategyName, choose_profile, for_strategy
-from prsum.redact import redact_commit, redact_diff, redact_echo, redact_origin, redact_pr
+from prsum.redact import (
+    redact_commit,
+    redact_diff,
+    redact_echo,
+    redact_lock,
+    redact_origin,
+    redact_pr,
+)
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
     Card,
@@ -292,10 +299,11 @@ class Summarizer:
             if pr.base_sha
             else None
         )
+        locks = lock_changes(written, self.history.blob)
         if self.settings.redact:
             echoes = tuple(redact_echo(echo) for echo in echoes)
             origin = redact_origin(origin)
-        locks = lock_changes(written, self.history.blob)
+            locks = tuple(redact_lock(change) for change in locks)
         return _PrInput(
             pr, commits, diffs, replace(facts, echoes=echoes, origin=origin, locks=locks)
         )

@@ -23,6 +23,7 @@ from prsum.types import (
     Discovery,
     Echo,
     FileDiff,
+    LockChange,
     Origin,
     OtherCommit,
     Precedent,
@@ -103,6 +104,17 @@ def redact_echo(echo: Echo) -> Echo:
 def redact_origin(origin: Origin | None) -> Origin | None:
     """The origin with the earlier PR's title masked as this PR's would be."""
     return origin and replace(origin, title=redact_text(origin.title))
+
+
+def redact_lock(change: LockChange) -> LockChange:
+    """A lock file's package change with its name and versions masked (a version may be a
+    URL that carries a token)."""
+    return replace(
+        change,
+        name=redact_text(change.name),
+        before=redact_text(change.before),
+        after=redact_text(change.after),
+    )
 
 
 def _redact_all(texts: tuple[str, ...]) -> tuple[str, ...]:

@@ -221,8 +221,8 @@ Echo = Precedent | Leftover  # what the repository says of a quoted edit, beyond
 @dataclass(frozen=True)
 class LockChange:
     """A package whose pinned versions a lock file of the PR changes: `before` and `after` the
-    versions only the old and only the new file pin ("" where it pins none: added or dropped)
-    (prsum.facts.locks)."""
+    versions the old and the new file pin, comma-separated ("" where one pins none: the
+    package is added or dropped) (prsum.facts.locks)."""
 
     path: str
     name: str

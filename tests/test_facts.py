@@ -969,7 +969,9 @@ def test_no_origin_for_lock_files_nor_for_a_revert_that_names_its_pr(repo: RepoB
     assert card.pr.reverts == "#3" and card.facts.origin is None
 
 
-def test_an_origin_title_is_masked_under_redaction(repo: RepoBuilder) -> None:
+def test_an_origin_title_and_a_lock_files_versions_are_masked_under_redaction(
+    repo: RepoBuilder,
+) -> None:
     from tests.pipeline import cards_for
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -980,6 +982,17 @@ def test_an_origin_title_is_masked_under_redaction(repo: RepoBuilder) -> None:
     )
     assert isinstance(card, Card) and card.facts.origin is not None
     assert token not in card.facts.origin.title and token not in card.body.summary
+    # a lock file's version may be a URL with a token in it
+    entry = '    "x": ["x@git+https://{}@github.com/o/r#abc", ""],\n'
+    repo.commit("Lock (#3)", {"bun.lock": '{\n  "packages": {\n  },\n}\n'})
+    repo.commit(
+        "Pin x (#4)", {"bun.lock": '{\n  "packages": {\n' + entry.format(token) + "  },\n}\n"}
+    )
+    (card,) = cards_for(
+        repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False, redact=True
+    )
+    assert isinstance(card, Card) and card.facts.locks
+    assert token not in card.facts.locks[0].after and token not in card.body.summary
 
 
 def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None:
@@ -1019,7 +1032,14 @@ def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None
             '{"packages": {"": {"version": "1.0.0"}, "node_modules/a": {"version": "1.0.0"}}}',
             '{"packages": {"": {"version": "1.1.0"}, "node_modules/x/node_modules/a": '
             '{"version": "2.0.0"}, "node_modules/a": {"version": "1.0.0"}}}',
-            [("a", "", "2.0.0")],
+            [("a", "1.0.0", "1.0.0, 2.0.0")],
+        ),
+        (  # lockfile v1 has no `packages`: no side is read as empty
+            "package-lock.json",
+            '{"lockfileVersion": 1, "dependencies": {"a": {"version": "1.0.0"}}}',
+            '{"packages": {"node_modules/a": {"version": "1.0.0"}, "packages/web": '
+            '{"version": "0.1.0"}}}',
+            [],
         ),
         (
             "bun.lock",
@@ -1031,6 +1051,12 @@ def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None
             "go.sum",
             "github.com/spf13/pflag v1.0.8 h1:a=\ngithub.com/spf13/pflag v1.0.8/go.mod h1:b=\n",
             "github.com/spf13/pflag v1.0.9 h1:c=\ngithub.com/spf13/pflag v1.0.9/go.mod h1:d=\n",
+            [("github.com/spf13/pflag", "v1.0.8", "v1.0.9")],
+        ),
+        (  # the old version's `/go.mod` hash stays behind: no pin
+            "go.sum",
+            "github.com/spf13/pflag v1.0.8 h1:a=\ngithub.com/spf13/pflag v1.0.8/go.mod h1:b=\n",
+            "github.com/spf13/pflag v1.0.8/go.mod h1:b=\ngithub.com/spf13/pflag v1.0.9 h1:c=\n",
             [("github.com/spf13/pflag", "v1.0.8", "v1.0.9")],
         ),
         ("uv.lock", "not toml [", 'version = 1\n[[package]]\nname = "a"\nversion = "1"\n', []),

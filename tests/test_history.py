@@ -64,13 +64,31 @@ def test_blame_and_landing_name_the_pr_that_last_changed_a_line(
     assert found is not None and (found.label, found.merged_at[:10]) == ("#13", "2026-01-04")
     direct = history.landing(base, base)
     assert direct is not None and direct.label == base[:7]
-    # a branch with PRs of its own (`next`), merged whole: the PR there that wrote the line
+    # a long-lived branch with PRs of its own, synced whole: the PR there that wrote the line
     repo.branch("next")
     inner = repo.commit("Add a flag (#20)", {"src/flag.py": "FLAG = True\n"})
     repo.checkout("main")
-    merged = repo.merge("next", "Merge pull request #21 from someone/next\n\nNext")
-    landed = history.landing(inner, merged)
+    synced = repo.merge("next", "Merge branch 'next'")
+    landed = history.landing(inner, synced)
     assert landed is not None and (landed.label, landed.title) == ("#20", "Add a flag")
+    # inside a PR's own branch, a subject's `(#N)` may name an issue: the PR is the merge
+    repo.branch("topic")
+    inner = repo.commit("Handle the flag (#7)", {"src/flag.py": "FLAG = False\n"})
+    repo.checkout("main")
+    merged = repo.merge("topic", "Merge pull request #22 from someone/topic\n\nHandle it")
+    landed = history.landing(inner, merged)
+    assert landed is not None and landed.label == "#22"
+    # an octopus merge: the branch that holds the line, whichever parent it is
+    for name, number in (("one", 31), ("two", 32)):
+        repo.branch(name, "main")
+        repo.commit(f"Work on {name} (#{number})", {f"src/{name}.py": "x = 1\n"})
+    repo.checkout("main")
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge branches 'one' and 'two'", "one", "two")
+    octopus = repo.head()
+    two = history.blame(octopus, "src/two.py", [1])[0]
+    landed = history.landing(two, octopus) if two else None
+    assert landed is not None and (landed.label, landed.title) == ("#32", "Work on two")
+    assert history.landing(octopus, inner) is None  # `inner` does not hold it
     # a shallow clone cannot tell who wrote the lines at its boundary
     shallow = tmp_path / "shallow"
     subprocess.run(

@@ -93,12 +93,12 @@ def test_a_code_span_fenced_by_more_backticks_is_one_span_in_every_format() -> N
 @pytest.mark.parametrize(
     ("days", "label", "en", "zh"),
     [
-        (0, "#5", "merged the same day", "那个 PR 在同一天合并"),
-        (1, "#5", "merged 1 day earlier", "那个 PR 早 1 天合并"),
-        (59, "#5", "merged 59 days earlier", "那个 PR 早 59 天合并"),
-        (60, "abc1234", "committed about 2 months earlier", "那次提交早约 2 个月"),
-        (729, "#5", "merged about 24 months earlier", "那个 PR 早约 24 个月合并"),
-        (730, "abc1234", "committed about 2 years earlier", "那次提交早约 2 年"),
+        (0, "#5", "merged less than a day earlier", "那个 PR 比它早不到一天合并"),
+        (1, "#5", "merged 1 day earlier", "那个 PR 比它早 1 天合并"),
+        (59, "#5", "merged 59 days earlier", "那个 PR 比它早 59 天合并"),
+        (60, "abc1234", "committed about 2 months earlier", "那次提交比它早约 2 个月"),
+        (729, "#5", "merged about 24 months earlier", "那个 PR 比它早约 24 个月合并"),
+        (730, "abc1234", "committed about 2 years earlier", "那次提交比它早约 2 年"),
     ],
 )
 def test_an_origin_says_how_long_before_in_the_cards_language(

@@ -24,7 +24,9 @@ _MAX_BYTES = 16 << 20  # a lock file larger than this is not read
 _NO_BLOB = re.compile(r"^0+$")
 # Bun's text lock file: `"name": ["name@version", …` per package (JSON with trailing commas).
 _BUN_ENTRY = re.compile(r'^\s*"[^"]+": \["((?:@[^@"/]+/)?[^@"]+)@([^"]+)"', re.MULTILINE)
-_GO_SUM_LINE = re.compile(r"^(\S+) (v[^/\s]+)(?:/go\.mod)? h1:", re.MULTILINE)
+# `go.sum`: a module's own hash per version it builds with; its `/go.mod` hashes stay behind
+# for versions the module graph only reads, so they tell no pin.
+_GO_SUM_LINE = re.compile(r"^(\S+) (v[^/\s]+) h1:", re.MULTILINE)
 
 Pins = dict[str, frozenset[str]]  # package name -> the versions pinned
 
@@ -44,11 +46,7 @@ def lock_changes(diffs: tuple[FileDiff, ...], read_blob: BlobReader) -> tuple[Lo
         for name in sorted(old.keys() | new.keys()):
             before, after = old.get(name, frozenset()), new.get(name, frozenset())
             if before != after:
-                changes.append(
-                    LockChange(
-                        diff.path, name, _versions(before - after), _versions(after - before)
-                    )
-                )
+                changes.append(LockChange(diff.path, name, _versions(before), _versions(after)))
     return tuple(changes)
 
 
@@ -65,8 +63,10 @@ def _pins(reader: Callable[[str], Pins], blob: str, read_blob: BlobReader) -> Pi
         return None
     try:
         return reader(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, TypeError, AttributeError):
-        return None  # not the format its name promises
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        # Not the format its name promises (npm's lockfile v1 has no `packages`): read as
+        # empty, it would make every package of the other side "added".
+        return None
 
 
 def _gathered(pairs: list[tuple[str, str]]) -> Pins:
@@ -85,18 +85,21 @@ def _toml_packages(text: str) -> Pins:
 
 
 def _npm_packages(text: str) -> Pins:
-    """npm's lockfile v2 and v3: `packages`, keyed by install path (the root is "")."""
-    packages = json.loads(text).get("packages", {})
+    """npm's lockfile v2 and v3: `packages`, keyed by install path; those outside
+    `node_modules` (the root, workspaces) are the project's own, not pinned dependencies."""
+    packages = json.loads(text)["packages"]
     return _gathered(
         [
             (path.rpartition("node_modules/")[2], str(entry["version"]))
             for path, entry in packages.items()
-            if path and isinstance(entry, dict) and "version" in entry
+            if "node_modules/" in path and isinstance(entry, dict) and "version" in entry
         ]
     )
 
 
 def _bun_packages(text: str) -> Pins:
+    if '"packages"' not in text:
+        raise ValueError("no packages table")
     return _gathered(_BUN_ENTRY.findall(text))
 
 

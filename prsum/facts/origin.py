@@ -11,68 +11,82 @@ Git is reached only through the callables passed in (prsum.history reads the rep
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import date, datetime
+from datetime import datetime
 
 from prsum.digest import changed_lines
 from prsum.filekinds import file_kind, is_generated
 from prsum.types import FileChange, FileDiff, Origin, PullRequest
 
 # The commit that last changed each of the given lines of a file at the PR's base; None for
-# a line a shallow clone cannot trace.
+# a line of a boundary commit (a shallow clone's, or the root); fewer where git cannot tell.
 Blame = Callable[[str, Sequence[int]], Sequence[str | None]]
 # The PR that brought a commit into the base's first-parent line, if one can be told.
 Landing = Callable[[str], PullRequest | None]
 
-_MAX_FILES = 5  # the files that remove most lines: where the PR's rewriting is
-_MAX_LINES = 400  # lines blamed a PR: blame walks history, so its cost grows with each file's
+# Past these, nothing is said: every removed line must be blamed for "the lines" to hold, and
+# blame walks each file's history, so its cost grows with each file.
+_MAX_FILES = 8
+_MAX_LINES = 400
+_SOURCE = re.compile(r"^(?:rename|copy) from (.+)$", re.MULTILINE)
 
 
 def line_origin(
     pr: PullRequest, diffs: Sequence[FileDiff], blame: Blame, landing: Landing
 ) -> Origin | None:
     """The earlier PR that last changed more than half of the non-blank lines `pr` removes from
-    its product, tests and docs (generated, vendored and lock files aside), or None."""
+    its product, tests and docs (generated, vendored and lock files aside), or None. Every one
+    of those lines is blamed, or nothing is said: a sample could make "the lines" false."""
     if pr.reverts:  # its card names what it undoes already
         return None
-    changes = {change.path: change for change in pr.files}
+    kinds = {change.path: change for change in pr.files}
     removed = [
-        (diff.path, numbers)
+        (old_path, numbers)
         for diff in diffs
-        if (change := changes.get(diff.path)) is not None
+        if (change := kinds.get(diff.path)) is not None
         and _blamed_kind(change)
         and (numbers := changed_lines(diff.patch)[0])
+        and (old_path := _old_path(diff))
     ]
-    removed.sort(key=lambda item: -len(item[1]))
-    commits: list[str | None] = []
-    for path, numbers in removed[:_MAX_FILES]:
-        if len(commits) >= _MAX_LINES:
-            break
-        old_path = changes[path].old_path or path
-        commits.extend(blame(old_path, numbers[: _MAX_LINES - len(commits)]))
-    if not commits:
+    if not removed or len(removed) > _MAX_FILES:
         return None
+    if sum(len(numbers) for _, numbers in removed) > _MAX_LINES:
+        return None
+    commits: list[str | None] = []
+    for path, numbers in removed:
+        found = blame(path, numbers)
+        if len(found) != len(numbers):
+            return None  # git could not tell (in time): the count would be of some lines only
+        commits.extend(found)
     sha, count = Counter(commits).most_common(1)[0]
     if sha is None or count * 2 <= len(commits):
         return None
     earlier = landing(sha)
     if earlier is None:
         return None
+    elapsed = datetime.fromisoformat(pr.merged_at) - datetime.fromisoformat(earlier.merged_at)
     return Origin(
         label=earlier.label,
         title=earlier.title,
-        days=max(0, (_day(pr.merged_at) - _day(earlier.merged_at)).days),
+        days=max(0, elapsed.days),
         whole=count == len(commits),
     )
+
+
+def _old_path(diff: FileDiff) -> str | None:
+    """The path the patch's removed lines are numbered in: the source of a rename or copy
+    (the patch's own header says, as `git diff -M -C` found it), else the file's; None for a
+    name git had to quote."""
+    header = diff.patch.split("\n@@", 1)[0]
+    source = _SOURCE.search(header)
+    if source is None:
+        return diff.path
+    return None if source.group(1).startswith('"') else source.group(1)
 
 
 def _blamed_kind(change: FileChange) -> bool:
     """Whether the lines a file loses were written by the project's people: not generated,
     vendored or a lock file."""
     return file_kind(change.path) not in ("lock", "vendored") and not is_generated(change.path)
-
-
-def _day(iso: str) -> date:
-    """The calendar day of a commit date, as `git log` shows it (in the committer's zone)."""
-    return datetime.fromisoformat(iso).date()

@@ -516,8 +516,10 @@ class History:
 
     def blame(self, rev: str, path: str, numbers: Sequence[int]) -> tuple[str | None, ...]:
         """The commit that last changed each of the lines `numbers` of `path` at `rev`, as
-        `git blame` tells it; None for a line a shallow clone's boundary holds. Nothing in a
-        partial clone, or where git cannot tell in time."""
+        `git blame` tells it; None for a line of a boundary commit (a shallow clone's, or the
+        root: git cannot tell a grafted commit from a first one). Nothing in a partial clone,
+        or where git cannot tell in time. No revisions are skipped, whatever the
+        configuration says (`blame.ignoreRevsFile`)."""
         if not numbers or self.fetches_on_demand:
             return ()
         ranges = [
@@ -526,6 +528,7 @@ class History:
         try:
             output: str = self._repo.git.blame(
                 "--line-porcelain",
+                "--ignore-revs-file=",
                 *ranges,
                 rev,
                 "--",
@@ -550,10 +553,12 @@ class History:
 
     def landing(self, sha: str, base: str) -> PullRequest | None:
         """The PR on `base`'s first-parent line that brought commit `sha` in: `sha` itself,
-        or the merge whose second parent holds it, or, where that merge brought in a branch
-        with PRs of its own (`next`, a release branch), the PR there that brought `sha` in.
-        None for a branch sync, or where git cannot tell."""
+        or the merge one of whose other parents holds it; for a merge that is no PR (a sync of
+        a long-lived branch), the PR on that branch that brought `sha` in. None where git
+        cannot tell, or `base` does not hold `sha`."""
         try:
+            if not self._holds(base, sha):
+                return None
             line = self._repo.git.rev_list("--first-parent", f"{sha}..{base}").split()
             landed = sha
             if line:
@@ -572,13 +577,13 @@ class History:
         except (git.GitCommandError, RepositoryError, StopIteration):
             return None
         classified = commit.classified()
-        if landed != sha:
-            inner = self.landing(sha, commit.parents[1])
-            if inner is not None and inner.number not in (None, classified.number):
-                return inner
-        if classified.kind == "sync":
-            return None
-        return self._to_pr([commit], self._group_number(commit, classified))
+        number = self._group_number(commit, classified)
+        if landed != sha and (classified.kind == "sync" or classified.number is None):
+            # A commit subject's `(#N)` inside a PR's own branch may name an issue: only a
+            # merge that is no PR is looked into.
+            branch = next((p for p in commit.parents[1:] if self._holds(p, sha)), None)
+            return self.landing(sha, branch) if branch else None
+        return self._to_pr([commit], number)
 
     def _holds(self, commit: str, ancestor: str) -> bool:
         """Whether `ancestor` is in `commit`'s history (or is `commit`)."""
