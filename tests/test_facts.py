@@ -1060,6 +1060,13 @@ def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None
             [("github.com/spf13/pflag", "v1.0.8", "v1.0.9")],
         ),
         ("uv.lock", "not toml [", 'version = 1\n[[package]]\nname = "a"\nversion = "1"\n', []),
+        ("Cargo.lock", "[tool]\nx = 1\n", '[[package]]\nname = "a"\nversion = "1"\n', []),
+        (
+            "go.sum",
+            "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 12\n",
+            "github.com/spf13/pflag v1.0.9 h1:c=\n",
+            [],
+        ),
         ("yarn.lock", "a@^1:\n  version 1.0.0\n", "a@^1:\n  version 1.1.0\n", []),
     ],
 )
@@ -1073,3 +1080,16 @@ def test_each_lock_format_is_read_whole_and_what_cannot_be_read_says_nothing(
     patch = f"diff --git a/{path} b/{path}\nindex {'1' * 40}..{'2' * 40} 100644\n"
     found = lock_changes((FileDiff(path, patch),), lambda sha, limit: blobs.get(sha))
     assert [(c.name, c.before, c.after) for c in found] == changes
+
+
+def test_an_origin_counts_only_lines_removed_and_blamed(repo: RepoBuilder) -> None:
+    a = "alpha = compute(1)\nbeta = compute(2)\ngamma = compute(3)\n"
+    repo.commit("Add a (#1)", {"src/a.py": a, "src/ü.py": "one = 1\ntwo = 2\nthree = 3\n"})
+    # a copy's changed lines are the source's, which stays: nothing is removed
+    copy = a.replace("compute(3)", "compute(30)")
+    card = origin_card(repo, "Copy a (#2)", {"src/a.py": a + "delta = 4\n", "src/b.py": copy})
+    assert card.facts.origin is None
+    # a rename whose source git quotes is not blamed, so no count of "the lines" holds
+    renamed = {"src/ü.py": None, "src/v.py": "one = 1\ntwo = 20\nthree = 3\n"}
+    card = origin_card(repo, "Move (#3)", {**renamed, "src/a.py": a.replace("(1)", "(10)")})
+    assert card.facts.origin is None

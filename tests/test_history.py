@@ -78,6 +78,16 @@ def test_blame_and_landing_name_the_pr_that_last_changed_a_line(
     merged = repo.merge("topic", "Merge pull request #22 from someone/topic\n\nHandle it")
     landed = history.landing(inner, merged)
     assert landed is not None and landed.label == "#22"
+    # a branch merged as a change of its own, naming no PR: the merge, not an issue's number
+    repo.branch("fixes")
+    inner = repo.commit("Fix a crash, see (#8)", {"src/flag.py": "FLAG = None\n"})
+    repo.checkout("main")
+    merged = repo.merge("fixes", "Fix the flag's crash")
+    landed = history.landing(inner, merged)
+    assert landed is not None and (landed.label, landed.title) == (
+        merged[:7],
+        "Fix the flag's crash",
+    )
     # an octopus merge: the branch that holds the line, whichever parent it is
     for name, number in (("one", 31), ("two", 32)):
         repo.branch(name, "main")

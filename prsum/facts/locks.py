@@ -27,6 +27,7 @@ _BUN_ENTRY = re.compile(r'^\s*"[^"]+": \["((?:@[^@"/]+/)?[^@"]+)@([^"]+)"', re.M
 # `go.sum`: a module's own hash per version it builds with; its `/go.mod` hashes stay behind
 # for versions the module graph only reads, so they tell no pin.
 _GO_SUM_LINE = re.compile(r"^(\S+) (v[^/\s]+) h1:", re.MULTILINE)
+_GO_SUM_ANY = re.compile(r"^\S+ v\S+ h1:\S+$")
 
 Pins = dict[str, frozenset[str]]  # package name -> the versions pinned
 
@@ -78,7 +79,10 @@ def _gathered(pairs: list[tuple[str, str]]) -> Pins:
 
 def _toml_packages(text: str) -> Pins:
     """Cargo, uv, Poetry and PDM: a `[[package]]` table with `name` and `version` each."""
-    packages = tomllib.loads(text).get("package", [])
+    table = tomllib.loads(text)
+    if not table.keys() & {"package", "version", "metadata"}:
+        raise ValueError("no lock file's table")  # some other TOML: nothing to compare
+    packages = table.get("package", [])
     return _gathered(
         [(str(p["name"]), str(p["version"])) for p in packages if "name" in p and "version" in p]
     )
@@ -104,6 +108,8 @@ def _bun_packages(text: str) -> Pins:
 
 
 def _go_sum_packages(text: str) -> Pins:
+    if any(line and not _GO_SUM_ANY.match(line) for line in text.splitlines()):
+        raise ValueError("not go.sum")  # a Git LFS pointer, a conflict left in
     return _gathered(_GO_SUM_LINE.findall(text))
 
 

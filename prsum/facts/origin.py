@@ -18,7 +18,7 @@ from datetime import datetime
 
 from prsum.digest import changed_lines
 from prsum.filekinds import file_kind, is_generated
-from prsum.types import FileChange, FileDiff, Origin, PullRequest
+from prsum.types import FileDiff, Origin, PullRequest
 
 # The commit that last changed each of the given lines of a file at the PR's base; None for
 # a line of a boundary commit (a shallow clone's, or the root); fewer where git cannot tell.
@@ -30,7 +30,8 @@ Landing = Callable[[str], PullRequest | None]
 # blame walks each file's history, so its cost grows with each file.
 _MAX_FILES = 8
 _MAX_LINES = 400
-_SOURCE = re.compile(r"^(?:rename|copy) from (.+)$", re.MULTILINE)
+# The patch's own header names where its removed lines are numbered (`git diff -M -C`).
+_SOURCE = re.compile(r"^(rename|copy) from (.+)$", re.MULTILINE)
 
 
 def line_origin(
@@ -41,15 +42,17 @@ def line_origin(
     of those lines is blamed, or nothing is said: a sample could make "the lines" false."""
     if pr.reverts:  # its card names what it undoes already
         return None
-    kinds = {change.path: change for change in pr.files}
-    removed = [
-        (old_path, numbers)
-        for diff in diffs
-        if (change := kinds.get(diff.path)) is not None
-        and _blamed_kind(change)
-        and (numbers := changed_lines(diff.patch)[0])
-        and (old_path := _old_path(diff))
-    ]
+    removed: list[tuple[str, list[int]]] = []
+    for diff in diffs:
+        numbers = changed_lines(diff.patch)[0]
+        if not numbers or not _blamed_kind(diff.path):
+            continue
+        source = _SOURCE.search(diff.patch.split("\n@@", 1)[0])
+        if source and source.group(1) == "copy":
+            continue  # a copy's "removed" lines are the source's, which stays as it was
+        if source and source.group(2).startswith('"'):
+            return None  # a name git had to quote: not blamed, so "the lines" would not hold
+        removed.append((source.group(2) if source else diff.path, numbers))
     if not removed or len(removed) > _MAX_FILES:
         return None
     if sum(len(numbers) for _, numbers in removed) > _MAX_LINES:
@@ -75,18 +78,7 @@ def line_origin(
     )
 
 
-def _old_path(diff: FileDiff) -> str | None:
-    """The path the patch's removed lines are numbered in: the source of a rename or copy
-    (the patch's own header says, as `git diff -M -C` found it), else the file's; None for a
-    name git had to quote."""
-    header = diff.patch.split("\n@@", 1)[0]
-    source = _SOURCE.search(header)
-    if source is None:
-        return diff.path
-    return None if source.group(1).startswith('"') else source.group(1)
-
-
-def _blamed_kind(change: FileChange) -> bool:
+def _blamed_kind(path: str) -> bool:
     """Whether the lines a file loses were written by the project's people: not generated,
     vendored or a lock file."""
-    return file_kind(change.path) not in ("lock", "vendored") and not is_generated(change.path)
+    return file_kind(path) not in ("lock", "vendored") and not is_generated(path)

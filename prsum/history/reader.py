@@ -553,9 +553,9 @@ class History:
 
     def landing(self, sha: str, base: str) -> PullRequest | None:
         """The PR on `base`'s first-parent line that brought commit `sha` in: `sha` itself,
-        or the merge one of whose other parents holds it; for a merge that is no PR (a sync of
-        a long-lived branch), the PR on that branch that brought `sha` in. None where git
-        cannot tell, or `base` does not hold `sha`."""
+        or the merge one of whose other parents holds it; for a sync of a long-lived branch,
+        the PR on that branch that brought `sha` in. None where git cannot tell, or `base`
+        does not hold `sha`."""
         try:
             if not self._holds(base, sha):
                 return None
@@ -578,9 +578,9 @@ class History:
             return None
         classified = commit.classified()
         number = self._group_number(commit, classified)
-        if landed != sha and (classified.kind == "sync" or classified.number is None):
-            # A commit subject's `(#N)` inside a PR's own branch may name an issue: only a
-            # merge that is no PR is looked into.
+        if landed != sha and classified.kind == "sync":
+            # Only a sync of a long-lived branch is looked into: inside a branch merged as a
+            # change of its own, a commit subject's `(#N)` may name an issue, not a PR.
             branch = next((p for p in commit.parents[1:] if self._holds(p, sha)), None)
             return self.landing(sha, branch) if branch else None
         return self._to_pr([commit], number)
