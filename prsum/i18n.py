@@ -388,16 +388,18 @@ def origin_sentence(origin: Origin, lang: Language) -> str:
 
 
 def _earlier(days: int, lang: Language) -> str:
-    """How long before (whole days elapsed): days up to two months, then months up to two
-    years, then years."""
+    """How long before: days up to two months, then months up to two years, then years, each
+    to the nearest ("about 2 years" for 2 years and 11 months was judged wrong)."""
     zh = lang == "zh"
     if days == 0:
         return "早不到一天" if zh else "less than a day earlier"
     if days < 60:
         return f"早 {days} 天" if zh else f"{days} day{'s' * (days > 1)} earlier"
     if days < 730:
-        return f"早约 {days // 30} 个月" if zh else f"about {days // 30} months earlier"
-    return f"早约 {days // 365} 年" if zh else f"about {days // 365} years earlier"
+        months = round(days / 30.44)
+        return f"早约 {months} 个月" if zh else f"about {months} months earlier"
+    years = round(days / 365.25)
+    return f"早约 {years} 年" if zh else f"about {years} years earlier"
 
 
 def account_sentence(account: str, lang: Language) -> str:

@@ -958,15 +958,22 @@ def test_the_origin_is_the_pr_that_last_changed_most_of_the_removed_lines(
     assert card.facts.origin is None and "last changed" not in card.body.summary
 
 
-def test_no_origin_for_lock_files_nor_for_a_revert_that_names_its_pr(repo: RepoBuilder) -> None:
-    repo.commit("Pin (#1)", {"uv.lock": "a = 1\nb = 2\n", "src/a.py": "x = 1\n"})
-    assert origin_card(repo, "Refresh (#2)", {"uv.lock": "a = 3\nb = 4\n"}).facts.origin is None
-    repo.commit("Change x (#3)", {"src/a.py": "x = 2\n"})
+def test_an_origin_counts_every_file_and_skips_a_revert_that_names_its_pr(
+    repo: RepoBuilder,
+) -> None:
+    repo.commit("Pin (#1)", {"uv.lock": "a = 1\nb = 2\nc = 3\n", "src/a.py": "x = 1\n"})
+    repo.commit("Tweak (#2)", {"src/a.py": "x = 5\n"})
+    # the lock file's lines are lines it removes: #1 wrote 2 of the 3, not the source line
+    card = origin_card(
+        repo, "Bump (#3)", {"uv.lock": "a = 3\nb = 4\nc = 3\n", "src/a.py": "x = 1\n"}
+    )
+    assert card.facts.origin == Origin("#1", "Pin", 0, whole=False)
+    repo.commit("Change x (#4)", {"src/a.py": "x = 2\n"})
     reverted = repo.head()
     card = origin_card(
-        repo, f'Revert "Change x" (#4)\n\nThis reverts commit {reverted}.', {"src/a.py": "x = 1\n"}
+        repo, f'Revert "Change x" (#5)\n\nThis reverts commit {reverted}.', {"src/a.py": "x = 1\n"}
     )
-    assert card.pr.reverts == "#3" and card.facts.origin is None
+    assert card.pr.reverts == "#4" and card.facts.origin is None
 
 
 def test_an_origin_title_and_a_lock_files_versions_are_masked_under_redaction(
@@ -1093,3 +1100,28 @@ def test_an_origin_counts_only_lines_removed_and_blamed(repo: RepoBuilder) -> No
     renamed = {"src/ü.py": None, "src/v.py": "one = 1\ntwo = 20\nthree = 3\n"}
     card = origin_card(repo, "Move (#3)", {**renamed, "src/a.py": a.replace("(1)", "(10)")})
     assert card.facts.origin is None
+
+
+@pytest.mark.parametrize(
+    ("earlier", "days"),
+    [
+        ("2026-08-13T10:00:00+00:00", 5),  # 4 days and 23 hours: a reader counts 5
+        ("2026-08-17T23:00:00-08:00", 0),  # 12 hours, across zones: less than a day
+        ("2026-08-17T06:00:00+00:00", 1),  # 27 hours
+    ],
+)
+def test_an_origin_counts_days_to_the_nearest(earlier: str, days: int) -> None:
+    from prsum.facts.origin import line_origin
+    from prsum.types import FileDiff, PullRequest
+
+    def pr(number: int, merged_at: str) -> PullRequest:
+        return PullRequest(number, "squash", "a" * 40, "b" * 40, "t", "t", (), merged_at, ())
+
+    patch = "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    origin = line_origin(
+        pr(2, "2026-08-18T09:00:00+00:00"),
+        (FileDiff("src/a.py", patch),),
+        lambda path, numbers: ["c" * 40] * len(numbers),
+        lambda sha: pr(1, earlier),
+    )
+    assert origin == Origin("#1", "t", days, whole=True)

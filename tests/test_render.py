@@ -99,6 +99,8 @@ def test_a_code_span_fenced_by_more_backticks_is_one_span_in_every_format() -> N
         (60, "abc1234", "committed about 2 months earlier", "那次提交比它早约 2 个月"),
         (729, "#5", "merged about 24 months earlier", "那个 PR 比它早约 24 个月合并"),
         (730, "abc1234", "committed about 2 years earlier", "那次提交比它早约 2 年"),
+        (1075, "#5", "merged about 3 years earlier", "那个 PR 比它早约 3 年合并"),
+        (140, "#5", "merged about 5 months earlier", "那个 PR 比它早约 5 个月合并"),
     ],
 )
 def test_an_origin_says_how_long_before_in_the_cards_language(

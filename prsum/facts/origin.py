@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from prsum.digest import changed_lines
-from prsum.filekinds import file_kind, is_generated
 from prsum.types import FileDiff, Origin, PullRequest
 
 # The commit that last changed each of the given lines of a file at the PR's base; None for
@@ -37,15 +36,16 @@ _SOURCE = re.compile(r"^(rename|copy) from (.+)$", re.MULTILINE)
 def line_origin(
     pr: PullRequest, diffs: Sequence[FileDiff], blame: Blame, landing: Landing
 ) -> Origin | None:
-    """The earlier PR that last changed more than half of the non-blank lines `pr` removes from
-    its product, tests and docs (generated, vendored and lock files aside), or None. Every one
-    of those lines is blamed, or nothing is said: a sample could make "the lines" false."""
+    """The earlier PR that last changed more than half of the non-blank lines `pr` removes, or
+    None. Every one of those lines is blamed, in every file, or nothing is said: a sample, or
+    lock files left aside, made "the lines it removes" false (judged so on a dependency bump
+    whose lock file lost lines that other PRs wrote)."""
     if pr.reverts:  # its card names what it undoes already
         return None
     removed: list[tuple[str, list[int]]] = []
     for diff in diffs:
         numbers = changed_lines(diff.patch)[0]
-        if not numbers or not _blamed_kind(diff.path):
+        if not numbers:
             continue
         source = _SOURCE.search(diff.patch.split("\n@@", 1)[0])
         if source and source.group(1) == "copy":
@@ -73,12 +73,13 @@ def line_origin(
     return Origin(
         label=earlier.label,
         title=earlier.title,
-        days=max(0, elapsed.days),
+        days=_days(elapsed),
         whole=count == len(commits),
     )
 
 
-def _blamed_kind(path: str) -> bool:
-    """Whether the lines a file loses were written by the project's people: not generated,
-    vendored or a lock file."""
-    return file_kind(path) not in ("lock", "vendored") and not is_generated(path)
+def _days(elapsed: timedelta) -> int:
+    """Days elapsed, to the nearest (a reader who compares the two dates counts so; 4 days and
+    23 hours said as 4 was judged wrong), and 0 only for less than a whole day."""
+    days = elapsed.total_seconds() / 86400
+    return 0 if days < 1 else round(days)
