@@ -669,7 +669,7 @@ def test_the_repository_tells_an_edits_precedent_and_leftover(repo: RepoBuilder)
         "`g = as_index(index, device=scores.device)`, unchanged in `src/adv.py`, already has "
         "`device=scores.device`. The old `mean = group_mean(scores, g)` still stands in "
         "`src/other.py` (1 line). The lines it removes were last changed in #1 (“Add”), "
-        "merged the same day. Start with `advantage` in `src/adv.py`."
+        "merged less than a day earlier. Start with `advantage` in `src/adv.py`."
     )
     # JSON cards carry the echoes their sentences stand on
     document = card_to_dict(card)
