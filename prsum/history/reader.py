@@ -46,7 +46,9 @@ from prsum.types import (
 )
 
 _BLAME_HEADER = re.compile(r"^([0-9a-f]{40}(?:[0-9a-f]{24})?) \d+ \d+")  # sha-1 or sha-256
-_GREP_SECONDS = 20  # a search of the tree for an edit's old text: past this, no leftover
+# A search of the tree (an edit's old text) or of a file's history (blame): past this, the
+# fact it would give (a leftover, an origin) is left out.
+_SEARCH_SECONDS = 20
 _FIELD = "\x1f"
 _RECORD = "\x1e"
 _LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
@@ -499,7 +501,7 @@ class History:
                 *patterns,
                 rev,
                 "--",
-                kill_after_timeout=_GREP_SECONDS,
+                kill_after_timeout=_SEARCH_SECONDS,
                 env={"GIT_NO_LAZY_FETCH": "1"},
             )
         except (git.GitCommandError, OSError):
@@ -533,7 +535,7 @@ class History:
                 rev,
                 "--",
                 path,
-                kill_after_timeout=_GREP_SECONDS,
+                kill_after_timeout=_SEARCH_SECONDS,
                 env={"GIT_NO_LAZY_FETCH": "1"},
             )
         except (git.GitCommandError, OSError):
@@ -560,7 +562,7 @@ class History:
             if not self._holds(base, sha):
                 return None
             line = self._repo.git.rev_list("--first-parent", f"{sha}..{base}").split()
-            landed = sha
+            merge = None  # the line's commit that brought `sha` in, where that is not `sha`
             if line:
                 # Newest first, the line's commits hold `sha` up to the one that brought it
                 # in, and none after: the first to hold it is found by halving.
@@ -572,18 +574,18 @@ class History:
                     else:
                         high = middle - 1
                 first = next(self._stream_commits(["-1", line[low]]))
-                landed = sha if first.parents[:1] == (sha,) else first.sha
-            commit = next(self._stream_commits(["-1", landed]))
+                if first.parents[:1] != (sha,):  # else `sha` is on the line itself
+                    merge = first
+            commit = merge or next(self._stream_commits(["-1", sha]))
         except (git.GitCommandError, RepositoryError, StopIteration):
             return None
         classified = commit.classified()
-        number = self._group_number(commit, classified)
-        if landed != sha and classified.kind == "sync":
+        if merge is not None and classified.kind == "sync":
             # Only a sync of a long-lived branch is looked into: inside a branch merged as a
             # change of its own, a commit subject's `(#N)` may name an issue, not a PR.
             branch = next((p for p in commit.parents[1:] if self._holds(p, sha)), None)
             return self.landing(sha, branch) if branch else None
-        return self._to_pr([commit], number)
+        return self._to_pr([commit], self._group_number(commit, classified))
 
     def _holds(self, commit: str, ancestor: str) -> bool:
         """Whether `ancestor` is in `commit`'s history (or is `commit`)."""
