@@ -31,6 +31,8 @@ from prsum.types import (
     Precedent,
     PullRequest,
     Related,
+    Release,
+    Usage,
     Verdict,
 )
 
@@ -199,6 +201,7 @@ CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
         "chore": "Maintenance",
     },
 }
+_USAGE_FILES = 3  # files a usage sentence names
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 _DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
 _LEADING_VERB = re.compile(
@@ -385,6 +388,66 @@ def origin_sentence(origin: Origin, lang: Language) -> str:
     return (
         f"{share} lines it removes were last changed in {origin.label} (“{origin.title}”), {when}."
     )
+
+
+def usage_sentence(usage: Usage, lang: Language) -> str:
+    """Which files import a package a bump moves, a few by name."""
+    shown = [f"`{path}`" for path in usage.paths[:_USAGE_FILES]]
+    more = len(usage.paths) > len(shown)
+    if lang == "zh":
+        if len(usage.paths) == 1:
+            return f"{shown[0]} 导入了 {code(usage.name)}。"
+        where = f"{len(usage.paths)} 个文件导入了 {code(usage.name)}"
+        return f"{where}：{'、'.join(shown)}{'等' if more else ''}。"
+    if len(usage.paths) == 1:
+        return f"{shown[0]} imports {code(usage.name)}."
+    where = f"{len(usage.paths)} files import {code(usage.name)}"
+    if more:
+        return f"{where}, {_series(shown, lang)} among them."
+    return f"{where}: {_series(shown, lang)}."
+
+
+def release_sentence(release: Release, lang: Language) -> str:
+    """What a release ships: the changes merged since the version last changed, and those of
+    them that change the most source lines."""
+    zh = lang == "zh"
+    earlier = _earlier(release.days, lang)
+    named = [
+        f"{item.label}（“{item.title}”）" if zh else f"{item.label} (“{item.title}”)"
+        for item in release.largest
+    ]
+    if zh:
+        others = [f"{release.direct} 次直接提交"] if release.direct else []
+        others += [f"{release.syncs} 次其他分支的合并"] if release.syncs else []
+        counts = [f"合并了 {release.prs} 个 PR"] if release.prs else []
+        if others:
+            counts.append(f"{'另' if counts else ''}有 {_series(others, lang)}")
+        since = f"自版本号上次改动（{release.label}，“{release.title}”，{earlier}）以来，"
+        largest = f"；改动源代码行数最多的是 {_series(named, lang)}" if named else ""
+        return since + "，".join(counts) + largest + "。"
+    counts = [f"{release.prs} PR{'s were' if release.prs > 1 else ' was'} merged"]
+    if release.direct:
+        plural = "s were" if release.direct > 1 else " was"
+        counts = [*counts[: bool(release.prs)], f"{release.direct} commit{plural} made directly"]
+    if release.syncs:
+        times = f"{release.syncs} times" if release.syncs > 1 else "once"
+        counts.append(f"other branches were merged in {times}")
+    since = f"Since the version last changed, in {release.label} (“{release.title}”), {earlier}, "
+    largest = ""
+    if len(named) > 1:
+        largest = f"; those that change the most source lines are {_series(named, lang)}"
+    elif named:
+        largest = f"; the one that changes the most source lines is {named[0]}"
+    return since + _series(counts, lang) + largest + "."
+
+
+def _series(items: Sequence[str], lang: Language) -> str:
+    """Items in a sentence: "a, b and c", "a、b 和 c"."""
+    if len(items) < 2:
+        return "".join(items)
+    if lang == "zh":
+        return "、".join(items[:-1]) + "和 " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _earlier(days: int, lang: Language) -> str:

@@ -23,6 +23,8 @@ from prsum.facts import compute_facts
 from prsum.facts.echoes import edit_echoes
 from prsum.facts.locks import lock_changes
 from prsum.facts.origin import line_origin
+from prsum.facts.release import release_contents
+from prsum.facts.usage import package_usage
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
@@ -35,6 +37,7 @@ from prsum.redact import (
     redact_lock,
     redact_origin,
     redact_pr,
+    redact_release,
 )
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
@@ -300,13 +303,26 @@ class Summarizer:
             else None
         )
         locks = lock_changes(written, self.history.blob)
+        release = release_contents(
+            pr,
+            written,
+            facts.category,
+            functools.partial(self.history.blame, pr.base_sha or ""),
+            functools.partial(self.history.landing, base=pr.base_sha or ""),
+            self.history.span,
+        )
+        usage = package_usage(
+            facts.category, locks, pr.title, functools.partial(self.history.grep, pr.sha)
+        )
         if self.settings.redact:
             echoes = tuple(redact_echo(echo) for echo in echoes)
             origin = redact_origin(origin)
             locks = tuple(redact_lock(change) for change in locks)
-        return _PrInput(
-            pr, commits, diffs, replace(facts, echoes=echoes, origin=origin, locks=locks)
+            release = redact_release(release)
+        facts = replace(
+            facts, echoes=echoes, origin=origin, locks=locks, release=release, usage=usage
         )
+        return _PrInput(pr, commits, diffs, facts)
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:
         """The PR's card: from the cache when it holds one for this exact input, else written."""

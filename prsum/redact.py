@@ -29,6 +29,7 @@ from prsum.types import (
     Precedent,
     PrMeta,
     PullRequest,
+    Release,
 )
 
 MASK = "[REDACTED]"
@@ -104,6 +105,14 @@ def redact_echo(echo: Echo) -> Echo:
 def redact_origin(origin: Origin | None) -> Origin | None:
     """The origin with the earlier PR's title masked as this PR's would be."""
     return origin and replace(origin, title=redact_text(origin.title))
+
+
+def redact_release(release: Release | None) -> Release | None:
+    """What a release ships, with every title masked as this PR's would be."""
+    if release is None:
+        return None
+    shipped = tuple(replace(item, title=redact_text(item.title)) for item in release.largest)
+    return replace(release, title=redact_text(release.title), largest=shipped)
 
 
 def redact_lock(change: LockChange) -> LockChange:

@@ -242,6 +242,36 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """The files whose code imports a package a dependency bump moves (prsum.facts.usage)."""
+
+    name: str
+    paths: tuple[str, ...]  # the program's own files first
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A change a release ships, as a reader names it."""
+
+    label: str  # `#N`, or a short sha for a direct commit
+    title: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """What a release PR ships: the changes on its base's first-parent line since the change
+    that last set the project's version (prsum.facts.release)."""
+
+    label: str  # that change: `#N`, or a short sha for a commit that was no PR
+    title: str
+    days: int  # from its merge to this PR's
+    prs: int  # PRs merged since
+    direct: int  # commits made directly since (bots' included)
+    syncs: int  # merges of another branch since (a stable branch into main), not PRs
+    largest: tuple[Shipped, ...]  # those that change the most source lines, most first
+
+
+@dataclass(frozen=True)
 class Assertion:
     """A check a PR's tests add, quoted from its diff: the behaviour the PR pins
     (prsum.facts.edits)."""
@@ -285,6 +315,8 @@ class Facts:
     account: str = ""  # what the description says beyond the title, quoted (prsum.facts.account)
     origin: Origin | None = None  # the earlier PR whose lines this one rewrites (read by git)
     locks: tuple[LockChange, ...] = ()  # packages whose pins the lock files change (read by git)
+    release: Release | None = None  # what a release ships (read by git)
+    usage: tuple[Usage, ...] = ()  # where the code imports the packages a bump moves (read by git)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,18 @@ import pytest
 from prsum.facts import compute_facts
 from prsum.facts.account import stated_account
 from prsum.history import History
-from prsum.types import Assertion, Card, Facts, LineEdit, LockChange, Origin, PrMeta
+from prsum.types import (
+    Assertion,
+    Card,
+    Facts,
+    LineEdit,
+    LockChange,
+    Origin,
+    PrMeta,
+    Release,
+    Shipped,
+    Usage,
+)
 from tests.conftest import RepoBuilder
 
 BOT = "dependabot[bot] <bot@example.com>"
@@ -1000,6 +1011,120 @@ def test_an_origin_title_and_a_lock_files_versions_are_masked_under_redaction(
     )
     assert isinstance(card, Card) and card.facts.locks
     assert token not in card.facts.locks[0].after and token not in card.body.summary
+
+
+def test_a_release_tells_what_was_merged_since_the_version_last_changed(
+    repo: RepoBuilder,
+) -> None:
+    import jsonschema
+
+    from prsum.render import card_to_dict
+    from tests.test_render import SCHEMA
+
+    released = repo.commit("Release 1.0", {"pyproject.toml": '[project]\nversion = "1.0"\n'})
+    repo.branch("stable")
+    repo.commit("Fix c on stable", {"src/c.py": "c = 1\n"})
+    repo.checkout("main")
+    repo.day = 3
+    repo.commit("Add a (#2)", {"src/a.py": "".join(f"a{n} = {n}\n" for n in range(10))})
+    repo.commit("Fix b (#3)", {"src/b.py": "b = 1\n"})
+    repo.merge("stable", "Merge branch 'stable'")
+    repo.commit("Say so (#4)", {"README.md": "# demo, documented\n"})
+    tidy = repo.commit("Tidy", {"src/b.py": "b = 2\n"})  # a line removed and one added
+    card = origin_card(repo, "Release 1.1 (#6)", {"pyproject.toml": '[project]\nversion = "1.1"\n'})
+    assert card.facts.category == "release"
+    assert card.facts.release == Release(
+        label=released[:7],
+        title="Release 1.0",
+        days=3,
+        prs=3,
+        direct=1,
+        syncs=1,
+        largest=(Shipped("#2", "Add a"), Shipped(tidy[:7], "Tidy"), Shipped("#3", "Fix b")),
+    )
+    assert (
+        f"Since the version last changed, in {released[:7]} (“Release 1.0”), 3 days earlier, 3 "
+        "PRs were merged, 1 commit was made directly and other branches were merged in once; "
+        "those that change the most source lines are #2 (“Add a”), " in card.body.summary
+    )
+    assert "last changed in" not in card.body.summary  # the same change, named once
+    jsonschema.validate(card_to_dict(card), SCHEMA)
+    # Version lines set by two different changes: no one change to count from.
+    repo.commit("Add the version (#7)", {"src/_version.py": '__version__ = "1.1"\n'})
+    card = origin_card(
+        repo,
+        "Release 1.2 (#8)",
+        {
+            "pyproject.toml": '[project]\nversion = "1.2"\n',
+            "src/_version.py": '__version__ = "1.2"\n',
+        },
+    )
+    assert card.facts.category == "release" and card.facts.release is None
+
+
+def test_what_a_release_ships_is_masked_under_redaction(repo: RepoBuilder) -> None:
+    from tests.pipeline import cards_for
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    repo.commit(f"Release 1.0 {token}", {"pyproject.toml": '[project]\nversion = "1.0"\n'})
+    repo.commit(f"Rotate {token} (#2)", {"src/a.py": "x = 1\n"})
+    repo.commit("Release 1.1 (#3)", {"pyproject.toml": '[project]\nversion = "1.1"\n'})
+    (card,) = cards_for(
+        repo.path, "HEAD~1..HEAD", strategy="facts", lang="zh", cache=False, redact=True
+    )
+    assert isinstance(card, Card) and card.facts.release is not None
+    assert "合并了 1 个 PR" in card.body.summary and token not in card.body.summary
+    assert token not in card.facts.release.title + card.facts.release.largest[0].title
+
+
+def lock_file(*packages: tuple[str, str]) -> str:
+    """A TOML lock file (Cargo.lock, uv.lock) pinning `packages`."""
+    return "version = 4\n\n" + "".join(
+        f'[[package]]\nname = "{name}"\nversion = "{version}"\n\n' for name, version in packages
+    )
+
+
+def test_a_bump_tells_which_files_import_the_packages_it_moves(repo: RepoBuilder) -> None:
+    repo.commit(
+        "Use etcetera (#1)",
+        {
+            "Cargo.lock": lock_file(("etcetera", "0.10.0"), ("my-etcetera", "1.0.0")),
+            "src/walk.rs": "use etcetera::BaseStrategy;\n",
+            "tests/paths.rs": "fn t() { etcetera::home_dir(); }\n",
+            "src/other.rs": "fn f() { my_etcetera::x(); }\n// etcetera::y in a doc\n",
+            "docs/use.md": "Call `etcetera::home_dir()`.\n",
+            "uv.lock": lock_file(("typing-extensions", "4.0"), ("pyyaml", "6.0")),
+            "tools/gen.py": "from typing_extensions import Self\nimport typing_extensionsx\n",
+        },
+    )
+    card = origin_card(
+        repo,
+        "Bump etcetera (#2)",
+        {"Cargo.lock": lock_file(("etcetera", "0.11.0"), ("my-etcetera", "1.0.0"))},
+    )
+    assert card.facts.category == "deps"
+    # Neither another crate whose name ends the same, nor a comment, nor a document imports it.
+    assert card.facts.usage == (Usage("etcetera", ("src/walk.rs", "tests/paths.rs")),)
+    assert "2 files import `etcetera`: `src/walk.rs` and `tests/paths.rs`." in card.body.summary
+    # The title names none of the packages moved, and they are few: each is looked up; a
+    # distribution whose module has another name (`pyyaml`, `import yaml`) is found nowhere.
+    card = origin_card(
+        repo,
+        "Update the Python lock (#3)",
+        {"uv.lock": lock_file(("typing-extensions", "4.1"), ("pyyaml", "6.1"))},
+    )
+    assert card.facts.usage == (Usage("typing-extensions", ("tools/gen.py",)),)
+    assert "`tools/gen.py` imports `typing-extensions`." in card.body.summary
+    # Not a bump: no lookup.
+    card = origin_card(
+        repo,
+        "Use the new etcetera (#4)",
+        {
+            "Cargo.lock": lock_file(("etcetera", "0.12.0"), ("my-etcetera", "1.0.0")),
+            "src/walk.rs": "use etcetera::BaseStrategy;\nfn g() {}\n",
+        },
+    )
+    assert card.facts.category != "deps" and card.facts.usage == ()
 
 
 def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None:

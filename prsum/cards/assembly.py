@@ -131,11 +131,14 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
         sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
+        sentences.extend(i18n.usage_sentence(usage, lang) for usage in card.facts.usage)
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
             sentences.append(i18n.assertion_sentence(check, lang))
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
+    if quote := release_quote(card):
+        sentences.append(quote)
     if quote := origin_quote(card):
         sentences.append(quote)
     unsaid = [item for item in focus if item.path not in said and (item.symbol or "\0") not in said]
@@ -152,9 +155,18 @@ def account_quote(card: CardInput) -> str:
 
 
 def origin_quote(card: CardInput) -> str:
-    """The sentence that names the earlier PR whose lines this one removes, or ""."""
-    origin = card.facts.origin
-    return i18n.origin_sentence(origin, card.lang) if origin else ""
+    """The sentence that names the earlier PR whose lines this one removes, or "" (also where
+    it is the change a release's sentence names: once is enough)."""
+    origin, release = card.facts.origin, card.facts.release
+    if origin is None or (release is not None and release.label == origin.label):
+        return ""
+    return i18n.origin_sentence(origin, card.lang)
+
+
+def release_quote(card: CardInput) -> str:
+    """The sentence that says what a release ships, or ""."""
+    release = card.facts.release
+    return i18n.release_sentence(release, card.lang) if release else ""
 
 
 def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
@@ -311,8 +323,13 @@ def assemble(
 ) -> Card:
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
-    # The description's account and the earlier PR's title are quoted as they are.
-    body = grounded(body, card.evidence, card.log, [account_quote(card), origin_quote(card)])
+    # The description's account and the earlier PRs' titles are quoted as they are.
+    body = grounded(
+        body,
+        card.evidence,
+        card.log,
+        [account_quote(card), origin_quote(card), release_quote(card)],
+    )
     return Card(
         pr=card.pr,
         facts=card.facts,

@@ -42,11 +42,11 @@ from prsum.types import Category, FileDiff, PullRequest
 _CHANGELOG_SECTION = re.compile(r"^\s*(#{1,6}|\*\*)\s*(?P<title>[^#*]+?)\s*(\*\*)?\s*$")
 _FEATURE_SECTIONS = re.compile(r"\b(added|features?|new|enhancements?)\b", re.IGNORECASE)
 _FIX_SECTIONS = re.compile(r"\b(fixed|fix(es)?|bug ?fix(es)?|bugs)\b", re.IGNORECASE)
-_OWN_VERSION = re.compile(
+OWN_VERSION = re.compile(
     r"^(?:version\s*=\s*[\"'][^\"']+[\"']|\s{0,2}\"version\"\s*:\s*\"[^\"]+\""
     r"|\s*__version__\s*=|\s*(?:const\s+)?[Vv]ersion\s*(?::?=|=)\s*\"v?\d)"
 )
-_VERSION_FILE = re.compile(r"(^|/)(VERSION|version\.txt|_?version\.py|version\.go|version\.rs)$")
+VERSION_FILE = re.compile(r"(^|/)(VERSION|version\.txt|_?version\.py|version\.go|version\.rs)$")
 # Code that makes a reader slow down, by what it asks of them.
 _TRICKY: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -162,11 +162,11 @@ def _own_version_only(stats: Sequence[FileStats]) -> bool:
         if item.kind not in ("config", "source") and not is_manifest(item.path):
             return False
         own = sum(
-            1 for old, new in item.pairs if _OWN_VERSION.match(old) and version_change(old, new)
+            1 for old, new in item.pairs if OWN_VERSION.match(old) and version_change(old, new)
         )
-        if own * 2 != item.code_lines and not _VERSION_FILE.search(item.path):
+        if own * 2 != item.code_lines and not VERSION_FILE.search(item.path):
             return False
-        found = found or own > 0 or bool(_VERSION_FILE.search(item.path))
+        found = found or own > 0 or bool(VERSION_FILE.search(item.path))
     return found
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from prsum.digest import changed_lines
 from prsum.types import FileDiff, Origin, PullRequest
@@ -69,17 +69,18 @@ def line_origin(
     earlier = landing(sha)
     if earlier is None:
         return None
-    elapsed = datetime.fromisoformat(pr.merged_at) - datetime.fromisoformat(earlier.merged_at)
     return Origin(
         label=earlier.label,
         title=earlier.title,
-        days=_days(elapsed),
+        days=days_between(earlier.merged_at, pr.merged_at),
         whole=count == len(commits),
     )
 
 
-def _days(elapsed: timedelta) -> int:
-    """Days elapsed, to the nearest (a reader who compares the two dates counts so; 4 days and
-    23 hours said as 4 was judged wrong), and 0 only for less than a whole day."""
+def days_between(earlier: str, later: str) -> int:
+    """Days from one ISO time to another, to the nearest (a reader who compares the two dates
+    counts so; 4 days and 23 hours said as 4 was judged wrong), and 0 only for less than a
+    whole day."""
+    elapsed = datetime.fromisoformat(later) - datetime.fromisoformat(earlier)
     days = elapsed.total_seconds() / 86400
     return 0 if days < 1 else round(days)

@@ -49,6 +49,7 @@ _BLAME_HEADER = re.compile(r"^([0-9a-f]{40}(?:[0-9a-f]{24})?) \d+ \d+")  # sha-1
 # A search of the tree (an edit's old text) or of a file's history (blame): past this, the
 # fact it would give (a leftover, an origin) is left out.
 _SEARCH_SECONDS = 20
+_SPAN_COMMITS = 500  # first-parent commits read to tell what a release ships
 _FIELD = "\x1f"
 _RECORD = "\x1e"
 _LOG_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cI", "%B"])
@@ -586,6 +587,19 @@ class History:
             branch = next((p for p in commit.parents[1:] if self._holds(p, sha)), None)
             return self.landing(sha, branch) if branch else None
         return self._to_pr([commit], self._group_number(commit, classified))
+
+    def span(self, start: str, end: str) -> tuple[PullRequest | OtherCommit, ...] | None:
+        """The PRs, direct commits, bots' commits and syncs on the first-parent line of
+        `start..end`, newest first (bots' commits included); None where git cannot tell, or
+        the line is longer than `_SPAN_COMMITS` (a release years after the last: its card
+        would wait on reading all of it)."""
+        try:
+            count = int(self._repo.git.rev_list("--first-parent", "--count", f"{start}..{end}"))
+            if count > _SPAN_COMMITS:
+                return None
+            return tuple(self.iter_range(RangeQuery(f"{start}..{end}", include_bots=True)))
+        except (git.GitCommandError, RepositoryError, ValueError):
+            return None
 
     def _holds(self, commit: str, ancestor: str) -> bool:
         """Whether `ancestor` is in `commit`'s history (or is `commit`)."""
