@@ -44,7 +44,6 @@ class Evidence:
         if facts is not None:
             beyond += [e.line if isinstance(e, Precedent) else e.path for e in facts.echoes]
             beyond += [facts.origin.title] if facts.origin else []
-            beyond += [path for usage in facts.usage for path in usage.paths]
             if facts.release:
                 beyond += [facts.release.title, *(item.title for item in facts.release.largest)]
             beyond += [change.name for change in facts.locks]

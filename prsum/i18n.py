@@ -32,7 +32,6 @@ from prsum.types import (
     PullRequest,
     Related,
     Release,
-    Usage,
     Verdict,
 )
 
@@ -201,7 +200,6 @@ CATEGORY_WORDS: dict[Language, dict[Category, str]] = {
         "chore": "Maintenance",
     },
 }
-_USAGE_FILES = 3  # files a usage sentence names
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 _DECORATION = re.compile(r"^[^\w`]+|\s*\(#\d+\)\s*$")
 _LEADING_VERB = re.compile(
@@ -390,23 +388,6 @@ def origin_sentence(origin: Origin, lang: Language) -> str:
     )
 
 
-def usage_sentence(usage: Usage, lang: Language) -> str:
-    """Which files import a package a bump moves, a few by name."""
-    shown = [f"`{path}`" for path in usage.paths[:_USAGE_FILES]]
-    more = len(usage.paths) > len(shown)
-    if lang == "zh":
-        if len(usage.paths) == 1:
-            return f"{shown[0]} 导入了 {code(usage.name)}。"
-        where = f"{len(usage.paths)} 个文件导入了 {code(usage.name)}"
-        return f"{where}：{'、'.join(shown)}{'等' if more else ''}。"
-    if len(usage.paths) == 1:
-        return f"{shown[0]} imports {code(usage.name)}."
-    where = f"{len(usage.paths)} files import {code(usage.name)}"
-    if more:
-        return f"{where}, {_series(shown, lang)} among them."
-    return f"{where}: {_series(shown, lang)}."
-
-
 def release_sentence(release: Release, lang: Language) -> str:
     """What a release ships: the changes merged since the version last changed, and those of
     them that change the most source lines."""
@@ -425,10 +406,10 @@ def release_sentence(release: Release, lang: Language) -> str:
         since = f"自版本号上次改动（{release.label}，“{release.title}”，{earlier}）以来，"
         largest = f"；改动源代码行数最多的是 {_series(named, lang)}" if named else ""
         return since + "，".join(counts) + largest + "。"
-    counts = [f"{release.prs} PR{'s were' if release.prs > 1 else ' was'} merged"]
+    counts = [f"{release.prs} PR{'s were' if release.prs > 1 else ' was'} merged"][: release.prs]
     if release.direct:
         plural = "s were" if release.direct > 1 else " was"
-        counts = [*counts[: bool(release.prs)], f"{release.direct} commit{plural} made directly"]
+        counts.append(f"{release.direct} commit{plural} made directly")
     if release.syncs:
         times = f"{release.syncs} times" if release.syncs > 1 else "once"
         counts.append(f"other branches were merged in {times}")

@@ -24,7 +24,6 @@ from prsum.facts.echoes import edit_echoes
 from prsum.facts.locks import lock_changes
 from prsum.facts.origin import line_origin
 from prsum.facts.release import release_contents
-from prsum.facts.usage import package_usage
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
@@ -310,18 +309,14 @@ class Summarizer:
             functools.partial(self.history.blame, pr.base_sha or ""),
             functools.partial(self.history.landing, base=pr.base_sha or ""),
             self.history.span,
-        )
-        usage = package_usage(
-            facts.category, locks, pr.title, functools.partial(self.history.grep, pr.sha)
+            self.history.patch,
         )
         if self.settings.redact:
             echoes = tuple(redact_echo(echo) for echo in echoes)
             origin = redact_origin(origin)
             locks = tuple(redact_lock(change) for change in locks)
             release = redact_release(release)
-        facts = replace(
-            facts, echoes=echoes, origin=origin, locks=locks, release=release, usage=usage
-        )
+        facts = replace(facts, echoes=echoes, origin=origin, locks=locks, release=release)
         return _PrInput(pr, commits, diffs, facts)
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:

@@ -242,14 +242,6 @@ class Origin:
 
 
 @dataclass(frozen=True)
-class Usage:
-    """The files whose code imports a package a dependency bump moves (prsum.facts.usage)."""
-
-    name: str
-    paths: tuple[str, ...]  # the program's own files first
-
-
-@dataclass(frozen=True)
 class Shipped:
     """A change a release ships, as a reader names it."""
 
@@ -316,7 +308,6 @@ class Facts:
     origin: Origin | None = None  # the earlier PR whose lines this one rewrites (read by git)
     locks: tuple[LockChange, ...] = ()  # packages whose pins the lock files change (read by git)
     release: Release | None = None  # what a release ships (read by git)
-    usage: tuple[Usage, ...] = ()  # where the code imports the packages a bump moves (read by git)
 
 
 @dataclass(frozen=True)

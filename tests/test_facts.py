@@ -19,7 +19,6 @@ from prsum.types import (
     PrMeta,
     Release,
     Shipped,
-    Usage,
 )
 from tests.conftest import RepoBuilder
 
@@ -1021,6 +1020,7 @@ def test_a_release_tells_what_was_merged_since_the_version_last_changed(
     from prsum.render import card_to_dict
     from tests.test_render import SCHEMA
 
+    repo.commit("Start (#1)", {"pyproject.toml": '[project]\nversion = "0.9"\n'})
     released = repo.commit("Release 1.0", {"pyproject.toml": '[project]\nversion = "1.0"\n'})
     repo.branch("stable")
     repo.commit("Fix c on stable", {"src/c.py": "c = 1\n"})
@@ -1049,14 +1049,27 @@ def test_a_release_tells_what_was_merged_since_the_version_last_changed(
     )
     assert "last changed in" not in card.body.summary  # the same change, named once
     jsonschema.validate(card_to_dict(card), SCHEMA)
+    # A revert, and the change it reverts, are not what a release ships.
+    repo.commit("Add d (#9)", {"src/d.py": "".join(f"d{n} = {n}\n" for n in range(20))})
+    repo.git("revert", "--no-edit", "HEAD")
+    card = origin_card(
+        repo, "Release 1.2 (#10)", {"pyproject.toml": '[project]\nversion = "1.2"\n'}
+    )
+    assert card.facts.release is not None and card.facts.release.prs == 1
+    assert card.facts.release.largest == ()
+    # A reformat last touched the version line: it did not change the version.
+    repo.commit("Format (#11)", {"pyproject.toml": '[project]\nversion="1.2"\n'})
+    card = origin_card(repo, "Release 1.3 (#12)", {"pyproject.toml": '[project]\nversion="1.3"\n'})
+    assert card.facts.category == "release" and card.facts.release is None
     # Version lines set by two different changes: no one change to count from.
-    repo.commit("Add the version (#7)", {"src/_version.py": '__version__ = "1.1"\n'})
+    repo.commit("Add the version (#7)", {"src/_version.py": '__version__ = "1.0"\n'})
+    repo.commit("Set it (#8)", {"src/_version.py": '__version__ = "1.1"\n'})
     card = origin_card(
         repo,
-        "Release 1.2 (#8)",
+        "Release 1.4 (#13)",
         {
-            "pyproject.toml": '[project]\nversion = "1.2"\n',
-            "src/_version.py": '__version__ = "1.2"\n',
+            "pyproject.toml": '[project]\nversion="1.4"\n',
+            "src/_version.py": '__version__ = "1.4"\n',
         },
     )
     assert card.facts.category == "release" and card.facts.release is None
@@ -1066,6 +1079,7 @@ def test_what_a_release_ships_is_masked_under_redaction(repo: RepoBuilder) -> No
     from tests.pipeline import cards_for
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    repo.commit("Start (#1)", {"pyproject.toml": '[project]\nversion = "0.9"\n'})
     repo.commit(f"Release 1.0 {token}", {"pyproject.toml": '[project]\nversion = "1.0"\n'})
     repo.commit(f"Rotate {token} (#2)", {"src/a.py": "x = 1\n"})
     repo.commit("Release 1.1 (#3)", {"pyproject.toml": '[project]\nversion = "1.1"\n'})
@@ -1084,57 +1098,11 @@ def lock_file(*packages: tuple[str, str]) -> str:
     )
 
 
-def test_a_bump_tells_which_files_import_the_packages_it_moves(repo: RepoBuilder) -> None:
-    repo.commit(
-        "Use etcetera (#1)",
-        {
-            "Cargo.lock": lock_file(("etcetera", "0.10.0"), ("my-etcetera", "1.0.0")),
-            "src/walk.rs": "use etcetera::BaseStrategy;\n",
-            "tests/paths.rs": "fn t() { etcetera::home_dir(); }\n",
-            "src/other.rs": "fn f() { my_etcetera::x(); }\n// etcetera::y in a doc\n",
-            "docs/use.md": "Call `etcetera::home_dir()`.\n",
-            "uv.lock": lock_file(("typing-extensions", "4.0"), ("pyyaml", "6.0")),
-            "tools/gen.py": "from typing_extensions import Self\nimport typing_extensionsx\n",
-        },
-    )
-    card = origin_card(
-        repo,
-        "Bump etcetera (#2)",
-        {"Cargo.lock": lock_file(("etcetera", "0.11.0"), ("my-etcetera", "1.0.0"))},
-    )
-    assert card.facts.category == "deps"
-    # Neither another crate whose name ends the same, nor a comment, nor a document imports it.
-    assert card.facts.usage == (Usage("etcetera", ("src/walk.rs", "tests/paths.rs")),)
-    assert "2 files import `etcetera`: `src/walk.rs` and `tests/paths.rs`." in card.body.summary
-    # The title names none of the packages moved, and they are few: each is looked up; a
-    # distribution whose module has another name (`pyyaml`, `import yaml`) is found nowhere.
-    card = origin_card(
-        repo,
-        "Update the Python lock (#3)",
-        {"uv.lock": lock_file(("typing-extensions", "4.1"), ("pyyaml", "6.1"))},
-    )
-    assert card.facts.usage == (Usage("typing-extensions", ("tools/gen.py",)),)
-    assert "`tools/gen.py` imports `typing-extensions`." in card.body.summary
-    # Not a bump: no lookup.
-    card = origin_card(
-        repo,
-        "Use the new etcetera (#4)",
-        {
-            "Cargo.lock": lock_file(("etcetera", "0.12.0"), ("my-etcetera", "1.0.0")),
-            "src/walk.rs": "use etcetera::BaseStrategy;\nfn g() {}\n",
-        },
-    )
-    assert card.facts.category != "deps" and card.facts.usage == ()
-
-
 def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None:
-    def cargo(*packages: tuple[str, str]) -> str:
-        return "version = 4\n\n" + "".join(
-            f'[[package]]\nname = "{name}"\nversion = "{version}"\n\n' for name, version in packages
-        )
-
-    repo.commit("Add deps (#1)", {"Cargo.lock": cargo(("etcetera", "0.10.0"), ("home", "0.5.9"))})
-    lock = cargo(("etcetera", "0.11.0"), ("libc", "0.2.1"))
+    repo.commit(
+        "Add deps (#1)", {"Cargo.lock": lock_file(("etcetera", "0.10.0"), ("home", "0.5.9"))}
+    )
+    lock = lock_file(("etcetera", "0.11.0"), ("libc", "0.2.1"))
     card = origin_card(repo, "Update etcetera (#2)", {"Cargo.lock": lock})
     assert card.facts.locks == (
         LockChange("Cargo.lock", "etcetera", "0.10.0", "0.11.0"),
@@ -1147,12 +1115,12 @@ def test_lock_files_tell_the_packages_whose_pins_move(repo: RepoBuilder) -> None
     )
     # a lock file refreshed wholesale: only the package the title names, and a count
     many = [(f"crate{index}", "2.0.0") for index in range(8)]
-    card = origin_card(repo, "Bump libc (#3)", {"Cargo.lock": cargo(("libc", "0.3.0"), *many)})
+    card = origin_card(repo, "Bump libc (#3)", {"Cargo.lock": lock_file(("libc", "0.3.0"), *many)})
     assert "In `Cargo.lock`, `libc` 0.2.1 becomes 0.3.0; 9 more packages change." in (
         card.body.summary
     )
     refreshed = [(name, "3.0.0") for name, _ in many]
-    card = origin_card(repo, "Refresh (#4)", {"Cargo.lock": cargo(*refreshed)})
+    card = origin_card(repo, "Refresh (#4)", {"Cargo.lock": lock_file(*refreshed)})
     assert "In `Cargo.lock`, the pinned versions of 9 packages change." in card.body.summary
 
 

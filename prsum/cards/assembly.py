@@ -131,7 +131,6 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
         sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
-        sentences.extend(i18n.usage_sentence(usage, lang) for usage in card.facts.usage)
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
             sentences.append(i18n.assertion_sentence(check, lang))

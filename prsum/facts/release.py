@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from prsum.facts.categories import OWN_VERSION, VERSION_FILE
 from prsum.facts.origin import Blame, Landing, days_between
+from prsum.facts.stats import version_change
 from prsum.filekinds import file_kind
 from prsum.history.messages import is_sync_subject
 from prsum.types import Category, FileDiff, OtherCommit, PullRequest, Release, Shipped
@@ -23,6 +24,8 @@ from prsum.types import Category, FileDiff, OtherCommit, PullRequest, Release, S
 # The PRs, direct commits and bots' commits on the first-parent line of `A..B`, newest first;
 # None where git cannot tell, or the line is longer than is worth reading for one card.
 Span = Callable[[str, str], Sequence[PullRequest | OtherCommit] | None]
+# A commit's patch of one file against its first parent; None where it has none.
+Patch = Callable[[str, str], str | None]
 
 _NAMED = 3  # changes named, most source lines first
 _HUNK = re.compile(r"^@@ -(\d+)")
@@ -35,36 +38,40 @@ def release_contents(
     blame: Blame,
     landing: Landing,
     span: Span,
+    patch: Patch,
 ) -> Release | None:
     """What release `pr` ships: the changes on its base's first-parent line since the one that
-    last set every version line it rewrites, or None (not a release; the version lines were
-    set by different changes, or by none history can tell). A branch synced in is counted as
-    a merge of its own: the line does not show its changes one by one."""
+    last set every version line it rewrites, or None: not a release; the version lines were
+    last touched by different changes, or by one that did not change the version (a file
+    reformatted: "since the version last changed" would name it falsely), or by none history
+    can tell. A branch synced in is counted as a merge of its own: the line does not show its
+    changes one by one."""
     if category != "release" or not pr.base_sha:
         return None
     setters: set[str | None] = set()
+    paths = []
     for diff in diffs:
-        numbers = list(_version_lines(diff))
+        numbers = list(_version_lines(diff.path, diff.patch))
         if numbers:
             found = blame(diff.path, numbers)
             if len(found) != len(numbers):
                 return None
             setters.update(found)
-    if len(setters) != 1 or None in setters:
+            paths.append(diff.path)
+    setter = setters.pop() if len(setters) == 1 else None
+    if setter is None or not all(_sets_version(path, patch(setter, path)) for path in paths):
         return None
-    previous = landing(setters.pop() or "")
+    previous = landing(setter)
     changes = span(previous.sha, pr.base_sha) if previous else None
-    if previous is None or changes is None:
+    if previous is None or not changes:
         return None
-    if not changes:
-        return None
+    # The rest of a rebase-merged change whose commit set the version is that change.
+    changes = [c for c in changes if isinstance(c, OtherCommit) or c.label != previous.label]
     merged = [change for change in changes if isinstance(change, PullRequest)]
     prs = sum(1 for change in merged if change.number is not None)
     syncs = sum(1 for c in changes if isinstance(c, OtherCommit) and c.kind == "sync")
     by_size = sorted(
-        # A PR that syncs a branch in ("Merge stable into main") brings that branch's changes,
-        # not its own.
-        (c for c in merged if _source_lines(c) and not is_sync_subject(c.title)),
+        (c for c in merged if _source_lines(c) and _its_own(c)),
         key=_source_lines,
         reverse=True,  # a stable sort: among equals, the newest first
     )
@@ -79,15 +86,14 @@ def release_contents(
     )
 
 
-def _version_lines(diff: FileDiff) -> Iterator[int]:
+def _version_lines(path: str, patch: str) -> Iterator[int]:
     """The numbers (at the base) of the project's own version lines a file's patch removes:
     a manifest's `version = …`, `__version__ = …`, a VERSION file's lines."""
-    kind = file_kind(diff.path)
-    if kind in ("docs", "lock", "test"):
+    if file_kind(path) in ("docs", "lock", "test"):
         return
-    whole_file = bool(VERSION_FILE.search(diff.path))
+    whole_file = bool(VERSION_FILE.search(path))
     number = 0
-    for line in diff.patch.splitlines():
+    for line in patch.splitlines():
         if start := _HUNK.match(line):
             number = int(start.group(1))
         elif not number or line.startswith(("\\", "+")):
@@ -99,6 +105,35 @@ def _version_lines(diff: FileDiff) -> Iterator[int]:
             number += 1
         else:
             number += 1
+
+
+def _sets_version(path: str, patch: str | None) -> bool:
+    """Whether a patch rewrites a version line of `path` with another version (not only
+    reformats it, moves it or adds the file)."""
+    if not patch:
+        return False
+    lines = patch.splitlines()
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    whole_file = bool(VERSION_FILE.search(path))
+    return any(
+        version_change(old, new)
+        for old in removed
+        if whole_file or OWN_VERSION.match(old)
+        for new in added
+        if whole_file or OWN_VERSION.match(new)
+    )
+
+
+def _its_own(change: PullRequest) -> bool:
+    """Whether a change is one a reader would read for what the release ships: not a PR that
+    syncs a branch in ("Merge stable into main": that branch's changes), not a revert, not a
+    change reverted since (#5199 and its revert both named, on hono's 4.13.2)."""
+    return not (
+        is_sync_subject(change.title)
+        or change.kind == "revert"
+        or any(related.relation == "reverted_by" for related in change.related)
+    )
 
 
 def _source_lines(change: PullRequest) -> int:

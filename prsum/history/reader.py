@@ -590,16 +590,30 @@ class History:
 
     def span(self, start: str, end: str) -> tuple[PullRequest | OtherCommit, ...] | None:
         """The PRs, direct commits, bots' commits and syncs on the first-parent line of
-        `start..end`, newest first (bots' commits included); None where git cannot tell, or
-        the line is longer than `_SPAN_COMMITS` (a release years after the last: its card
-        would wait on reading all of it)."""
+        `start..end`, newest first (bots' commits included); None where git cannot tell, where
+        `start` is not on `end`'s first-parent line (a commit of a branch synced in: what came
+        "since" it is not a stretch of the line), or is more than `_SPAN_COMMITS` back (a
+        release years after the last: its card would wait on reading all of it)."""
         try:
-            count = int(self._repo.git.rev_list("--first-parent", "--count", f"{start}..{end}"))
-            if count > _SPAN_COMMITS:
+            line = self._repo.git.rev_list(
+                "--first-parent", f"--max-count={_SPAN_COMMITS + 1}", end
+            ).split()
+            if start not in line:
                 return None
             return tuple(self.iter_range(RangeQuery(f"{start}..{end}", include_bots=True)))
-        except (git.GitCommandError, RepositoryError, ValueError):
+        except (git.GitCommandError, RepositoryError):
             return None
+
+    def patch(self, sha: str, path: str) -> str | None:
+        """Commit `sha`'s patch of `path` against its first parent; None where it has none
+        (a root commit) or git cannot tell."""
+        try:
+            output: str = self._repo.git.diff(
+                "--no-color", "--no-ext-diff", "--no-renames", f"{sha}^", sha, "--", path
+            )
+        except git.GitCommandError:
+            return None
+        return output
 
     def _holds(self, commit: str, ancestor: str) -> bool:
         """Whether `ancestor` is in `commit`'s history (or is `commit`)."""

@@ -62,7 +62,6 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "account": facts.account,
             "origin": facts.origin and vars(facts.origin),
             "locks": [vars(change) for change in facts.locks],
-            "usage": [vars(usage) for usage in facts.usage],
             "release": facts.release
             and {**vars(facts.release), "largest": [vars(item) for item in facts.release.largest]},
             "size": {
