@@ -1075,6 +1075,18 @@ def test_a_release_tells_what_was_merged_since_the_version_last_changed(
     assert card.facts.category == "release" and card.facts.release is None
 
 
+def test_a_release_right_after_a_rebase_merged_one_ships_nothing_to_tell(
+    repo: RepoBuilder,
+) -> None:
+    repo.commit("Start (#1)", {"pyproject.toml": '[project]\nversion = "0.9"\n'})
+    # #5 was rebase-merged: two commits on the line, the first sets the version.
+    repo.commit("Set the version (#5)", {"pyproject.toml": '[project]\nversion = "1.0"\n'})
+    repo.commit("Write the notes (#5)", {"CHANGES.md": "## 1.0\n"})
+    card = origin_card(repo, "Release 1.1 (#6)", {"pyproject.toml": '[project]\nversion = "1.1"\n'})
+    assert card.facts.category == "release" and card.facts.release is None
+    assert "Since the version" not in card.body.summary
+
+
 def test_what_a_release_ships_is_masked_under_redaction(repo: RepoBuilder) -> None:
     from tests.pipeline import cards_for
 

@@ -67,6 +67,8 @@ def release_contents(
         return None
     # The rest of a rebase-merged change whose commit set the version is that change.
     changes = [c for c in changes if isinstance(c, OtherCommit) or c.label != previous.label]
+    if not changes:
+        return None
     merged = [change for change in changes if isinstance(change, PullRequest)]
     prs = sum(1 for change in merged if change.number is not None)
     syncs = sum(1 for c in changes if isinstance(c, OtherCommit) and c.kind == "sync")
