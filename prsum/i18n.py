@@ -423,7 +423,7 @@ def release_sentence(release: Release, lang: Language) -> str:
 
 
 def _series(items: Sequence[str], lang: Language) -> str:
-    """Items in a sentence: "a, b and c", "a、b 和 c"."""
+    """Items in a sentence: "a, b and c", "a、b和 c"."""
     if len(items) < 2:
         return "".join(items)
     if lang == "zh":

@@ -21,8 +21,9 @@ from prsum.filekinds import file_kind
 from prsum.history.messages import is_sync_subject
 from prsum.types import Category, FileDiff, OtherCommit, PullRequest, Release, Shipped
 
-# The PRs, direct commits and bots' commits on the first-parent line of `A..B`, newest first;
-# None where git cannot tell, or the line is longer than is worth reading for one card.
+# The PRs, direct commits, bots' commits and syncs on the first-parent line of `A..B`, newest
+# first; None where git cannot tell, where A is not on B's first-parent line, or where the line
+# is longer than is worth reading for one card.
 Span = Callable[[str, str], Sequence[PullRequest | OtherCommit] | None]
 # A commit's patch of one file against its first parent; None where it has none.
 Patch = Callable[[str, str], str | None]
