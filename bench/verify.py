@@ -7,7 +7,13 @@ recall against the review's labels (as bench/checks.py places claims in sentence
 false-claim share after the drop; the seconds each question costs (the conversation so far is
 reused from the KV cache, only the question is evaluated).
 
-    python bench/verify.py CARDS.jsonl [--model coder] [--adapter on|off] [--half dev]
+`--narrow`: the question the claim-checks issue proposes instead: a fresh request that shows
+only the hunks the sentence is about (the files it names, or whose lines hold the code it
+quotes; else the PR's whole patch, cut to fit) and asks whether they show the statement true.
+No card is in it, so the model does not judge its own answer. Also reported: the area under
+the ROC curve of P(no) against the labels (0.5: no signal).
+
+    python bench/verify.py CARDS.jsonl [--model coder] [--adapter on|off] [--half dev] [--narrow]
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -45,6 +52,16 @@ QUESTION = {
         "它说的每一点（名称、值、新增还是删除、现在的行为）都符合这次改动吗？只回答 yes 或 no。"
     ),
 }
+NARROW_SYSTEM = (
+    "You check statements about a code change against its diff. Answer only yes or no: yes "
+    "if the diff shows the statement is true (the names, the values, what was added or removed, "
+    "the direction of the change), no if it is false or the diff does not show it."
+)
+NARROW_QUESTION = (
+    "{hunks}\n\nStatement: {sentence}\n\nDoes the diff show that this statement is true?"
+)
+_NARROW_CHARS = 6000  # of the hunks shown: about 1,500 tokens
+_CODE = re.compile(r"`([^`]+)`")
 CARD_KEYS = ("headline", "verdict", "minutes", "summary", "focus", "lessons", "follow_ups")
 
 
@@ -56,6 +73,7 @@ def main() -> None:
     parser.add_argument("--model", default="coder")
     parser.add_argument("--adapter", choices=["on", "off"], default="off")
     parser.add_argument("--half", choices=["dev", "test"], default="dev")
+    parser.add_argument("--narrow", action="store_true", help="a fresh request, hunks only")
     args = parser.parse_args()
     split = judge.load_split()
     cards = [
@@ -104,10 +122,18 @@ def main() -> None:
             yes = [backend.continuation(word)[0] for word in ("yes", "Yes")]
             no = [backend.continuation(word)[0] for word in ("no", "No")]
             for index, (_, sentence) in enumerate(parts):
-                question = QUESTION[card["lang"]].format(sentence=sentence)
-                tokens, _ = backend.chat_tokens(
-                    [*conversation, {"role": "user", "content": question}]
-                )
+                if args.narrow:
+                    question = NARROW_QUESTION.format(
+                        hunks=relevant_hunks(sentence, read.diffs), sentence=sentence
+                    )
+                    messages = [
+                        {"role": "system", "content": NARROW_SYSTEM},
+                        {"role": "user", "content": question},
+                    ]
+                else:
+                    question = QUESTION[card["lang"]].format(sentence=sentence)
+                    messages = [*conversation, {"role": "user", "content": question}]
+                tokens, _ = backend.chat_tokens(messages)
                 started = time.perf_counter()
                 backend._evaluate_prompt(tokens)
                 logprobs = backend._last_logprobs()
@@ -123,6 +149,12 @@ def main() -> None:
                     )
                 )
     false_total = sum(1 for row in rows if row[1])
+    false_scores = [row[0] for row in rows if row[1]]
+    true_scores = [row[0] for row in rows if not row[1] and row[2]]
+    pairs = [(f > t) + 0.5 * (f == t) for f in false_scores for t in true_scores]
+    print(
+        f"AUC of P(no), false against judged-true sentences: {sum(pairs) / max(1, len(pairs)):.2f}"
+    )
     claims = Counter(label for row in rows for label in row[2])
     print(
         f"{len(rows)} sentences, {false_total} false; {sum(seconds) / len(seconds):.2f} s a question"
@@ -143,6 +175,20 @@ def main() -> None:
             f"{left['F'] / max(1, total_left):>17.1%} (of the sentences' claims; before "
             f"{claims['F'] / max(1, sum(claims.values())):.1%})"
         )
+
+
+def relevant_hunks(sentence: str, diffs: Any) -> str:
+    """The patches of the files a sentence names or whose lines hold the code it quotes; the
+    whole patch where it points at none; cut to `_NARROW_CHARS`."""
+    quoted = [code for code in _CODE.findall(sentence) if len(code) >= 3]
+    chosen = [
+        diff.patch
+        for diff in diffs
+        if diff.path in sentence
+        or diff.path.rsplit("/", 1)[-1] in sentence
+        or any(code in diff.patch for code in quoted)
+    ]
+    return "\n".join(chosen or [diff.patch for diff in diffs])[:_NARROW_CHARS]
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ _RENAME_SIMILARITY = 0.8
 
 # Reads a blob by its sha, at most so many bytes: None when the clone lacks it or it is larger.
 BlobReader = Callable[[str, int], bytes | None]
+_ABSENT = re.compile(r"^0+$")  # the blob name of a side that does not exist
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,33 @@ def blob_names(patch: str) -> tuple[str, str] | None:
     zeros for a side that does not exist); None without one."""
     blobs = _BLOBS.search(patch)
     return (blobs.group(1), blobs.group(2)) if blobs else None
+
+
+def hunks(patch: str) -> list[list[str]]:
+    r"""A patch's hunks, each its lines (` `, `-` or `+` and the text), the header and `\ No
+    newline` notes left out."""
+    found: list[list[str]] = []
+    for line in patch.split("\n"):  # not splitlines(): a U+2028 or a form feed inside code
+        if line.startswith("@@"):
+            found.append([])
+        elif found and not line.startswith("\\"):
+            found[-1].append(line.removesuffix("\r"))
+    return found
+
+
+def side_text(blob: str, read_blob: BlobReader, max_bytes: int) -> str | None:
+    """The text of one side of a file's patch, read whole: "" for a side that does not exist
+    (an all-zero blob name); None where the clone lacks it, it is larger than `max_bytes` or
+    it is no UTF-8 text."""
+    if _ABSENT.match(blob):
+        return ""
+    data = read_blob(blob, max_bytes)
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
 
 
 def with_definitions(diffs: tuple[FileDiff, ...], read_blob: BlobReader) -> tuple[FileDiff, ...]:

@@ -47,6 +47,8 @@ class Evidence:
             if facts.release:
                 beyond += [facts.release.title, *(item.title for item in facts.release.largest)]
             beyond += [change.name for change in facts.locks]
+            beyond += [f"{c.key} {c.before} {c.after}" for c in facts.settings]
+            beyond += [f"{edit.before} {edit.after}" for edit in facts.edits]  # a check joined
         text = "\n".join(
             [pr.title, pr.message, *paths, *(diff.patch for diff in diffs), definitions, *beyond]
         )

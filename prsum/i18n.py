@@ -32,6 +32,7 @@ from prsum.types import (
     PullRequest,
     Related,
     Release,
+    SettingChange,
     Verdict,
 )
 
@@ -50,6 +51,7 @@ class Phrases:
     lesson: str
     follow_up: str
     undoes: str  # {label}
+    whitespace_only: str  # said of a PR whose files change only in whitespace
     interrupted: str
     bots_skipped: str  # {count}
     branch_sync: str  # {sha} {subject}
@@ -86,6 +88,7 @@ PHRASES: dict[Language, Phrases] = {
         lesson="收获",
         follow_up="后续",
         undoes="撤销的是 {label}。",
+        whitespace_only="它只改了空白：除空白外，各文件的内容都没有变。",
         interrupted="运行被中断，以上只是已完成的卡片。",
         bots_skipped="跳过 {count} 个机器人直接提交。",
         branch_sync="分支同步 {sha}：{subject}",
@@ -134,6 +137,7 @@ PHRASES: dict[Language, Phrases] = {
         lesson="Lesson",
         follow_up="Follow-up",
         undoes="It undoes {label}.",
+        whitespace_only="It changes only whitespace: every file's text is otherwise the same.",
         interrupted="The run was interrupted; these are the cards finished so far.",
         bots_skipped="Skipped {count} direct commits by bots.",
         branch_sync="Branch sync {sha}: {subject}",
@@ -370,6 +374,60 @@ def lock_sentence(path: str, changes: Sequence[LockChange], more: int, lang: Lan
     if zh:
         return f"`{path}` 中，" + "；".join(parts) + "。"
     return f"In `{path}`, " + "; ".join(parts) + "."
+
+
+# How a setting's change is told, by its kind and by which of its values are shown: {key},
+# {before}, {after} are code spans.
+_SETTING_PHRASES: dict[Language, dict[tuple[str, bool, bool], str]] = {
+    "en": {
+        ("added", False, True): "sets {key} to {after}",
+        ("added", False, False): "adds {key}",
+        ("removed", True, False): "removes {key} ({before})",
+        ("removed", False, False): "removes {key}",
+        ("changed", True, True): "changes {key} from {before} to {after}",
+        ("edited", True, True): "changes {before} to {after} in {key}",
+        ("item_added", False, True): "adds {after} to {key}",
+        ("item_added", False, False): "adds an item to {key}",
+        ("item_removed", True, False): "removes {before} from {key}",
+        ("item_removed", False, False): "removes an item from {key}",
+    },
+    "zh": {
+        ("added", False, True): "新设 {key} 为 {after}",
+        ("added", False, False): "新增 {key}",
+        ("removed", True, False): "删去 {key}（{before}）",
+        ("removed", False, False): "删去 {key}",
+        ("changed", True, True): "{key} 从 {before} 改为 {after}",
+        ("edited", True, True): "{key} 中 {before} 改为 {after}",
+        ("item_added", False, True): "{key} 新增 {after}",
+        ("item_added", False, False): "{key} 新增一项",
+        ("item_removed", True, False): "{key} 去掉 {before}",
+        ("item_removed", False, False): "{key} 去掉一项",
+    },
+}
+_SETTING_CHANGED: dict[Language, str] = {"en": "changes {key}", "zh": "改动 {key}"}
+
+
+def settings_sentence(
+    path: str, changes: Sequence[SettingChange], more: int, new_file: bool, lang: Language
+) -> str:
+    """What a configuration file sets: settings added (with their values where short),
+    changed (from, to), removed, and values added to or removed from a list; `more` the
+    settings it changes beyond those."""
+    phrases = _SETTING_PHRASES[lang]
+    parts = [
+        phrases.get(
+            (change.kind, bool(change.before), bool(change.after)), _SETTING_CHANGED[lang]
+        ).format(key=code(change.key), before=code(change.before), after=code(change.after))
+        for change in changes
+    ]
+    if lang == "zh":
+        if more:
+            parts.append(f"另有 {more} 项设置改动")
+        return (f"新文件 `{path}` 中，" if new_file else f"`{path}` 中，") + "；".join(parts) + "。"
+    if more:
+        parts.append(f"{more} more setting{'s' * (more > 1)} change{'s' * (more == 1)}")
+    where = f"In `{path}` (a new file), it " if new_file else f"In `{path}`, it "
+    return where + "; ".join(parts) + "."
 
 
 def origin_sentence(origin: Origin, lang: Language) -> str:

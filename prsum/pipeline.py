@@ -24,6 +24,7 @@ from prsum.facts.echoes import edit_echoes
 from prsum.facts.locks import lock_changes
 from prsum.facts.origin import line_origin
 from prsum.facts.release import release_contents
+from prsum.facts.settings import setting_changes
 from prsum.history import History
 from prsum.llm import Backend
 from prsum.llm.models import ResolvedModel, file_sha256, resolve_model
@@ -37,6 +38,7 @@ from prsum.redact import (
     redact_origin,
     redact_pr,
     redact_release,
+    redact_setting,
 )
 from prsum.serial import from_plain, to_plain
 from prsum.types import (
@@ -302,6 +304,8 @@ class Summarizer:
             else None
         )
         locks = lock_changes(written, self.history.blob)
+        statuses = {change.path: change.status for change in pr.files}
+        settings = setting_changes(written, statuses, self.history.blob)
         release = release_contents(
             pr,
             written,
@@ -315,8 +319,11 @@ class Summarizer:
             echoes = tuple(redact_echo(echo) for echo in echoes)
             origin = redact_origin(origin)
             locks = tuple(redact_lock(change) for change in locks)
+            settings = tuple(redact_setting(change) for change in settings)
             release = redact_release(release)
-        facts = replace(facts, echoes=echoes, origin=origin, locks=locks, release=release)
+        facts = replace(
+            facts, echoes=echoes, origin=origin, locks=locks, settings=settings, release=release
+        )
         return _PrInput(pr, commits, diffs, facts)
 
     def card_for(self, pr: PullRequest, read: _PrInput | None = None) -> Card:

@@ -30,6 +30,7 @@ from prsum.types import (
     PrMeta,
     PullRequest,
     Release,
+    SettingChange,
 )
 
 MASK = "[REDACTED]"
@@ -123,6 +124,23 @@ def redact_lock(change: LockChange) -> LockChange:
         name=redact_text(change.name),
         before=redact_text(change.before),
         after=redact_text(change.after),
+    )
+
+
+def redact_setting(change: SettingChange) -> SettingChange:
+    """A configuration setting with its key path masked as text, and each value masked whole
+    where it would be read beside its key as a configuration line (`password: hunter2`)."""
+    name = change.key.rpartition(".")[2]
+
+    def masked(value: str) -> str:
+        line = f"{name}: {value}"
+        return value if not value or redact_text(line, config=True) == line else MASK
+
+    return replace(
+        change,
+        key=redact_text(change.key),
+        before=masked(change.before),
+        after=masked(change.after),
     )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 
 PrKind = Literal["merge", "squash", "rebase", "direct", "revert"]
 Verdict = Literal["deep", "skim", "skip"]
+SettingKind = Literal["added", "removed", "changed", "edited", "item_added", "item_removed"]
 Category = Literal[
     "feature", "fix", "perf", "refactor", "docs", "test", "ci", "deps", "release", "revert", "chore"
 ]
@@ -231,6 +232,22 @@ class LockChange:
 
 
 @dataclass(frozen=True)
+class SettingChange:
+    """A setting a configuration file of the PR adds, removes or changes (prsum.facts.settings):
+    its key path (`profile.debugging.debug`, `jobs.test.steps[Build].run`), what happened to it
+    (`added`, `removed`, `changed`; `edited`: a line of a long value edited, `before` and
+    `after` that line; `item_added`, `item_removed` for a value of a list) and its
+    value before and after as the card shows them ("" where the file lacks it or it is too long
+    to show)."""
+
+    path: str
+    key: str
+    kind: SettingKind
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class Origin:
     """The earlier PR that last changed the lines a PR removes or rewrites, as `git blame` at
     the PR's base tells it (prsum.facts.origin)."""
@@ -300,6 +317,7 @@ class Facts:
     test_lines: int = 0  # test code lines changed
     new_module_lines: int = 0  # of logic_lines, those in source files the PR adds
     mechanical: str = ""  # why no line needs reading: whitespace, typo, comments, rename, generated
+    whitespace_only: bool = False  # every file's text the same, spaces and line breaks aside
     breaking_scope: str = ""  # "api" (callers must change) or "environment" (where it runs)
     edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
     assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
@@ -307,6 +325,7 @@ class Facts:
     account: str = ""  # what the description says beyond the title, quoted (prsum.facts.account)
     origin: Origin | None = None  # the earlier PR whose lines this one rewrites (read by git)
     locks: tuple[LockChange, ...] = ()  # packages whose pins the lock files change (read by git)
+    settings: tuple[SettingChange, ...] = ()  # what the configuration files set (read by git)
     release: Release | None = None  # what a release ships (read by git)
 
 

@@ -356,3 +356,18 @@ def test_a_name_is_held_by_the_innermost_definition_this_pr_writes() -> None:
     assert holder("A.B.c", {"A", "A.B"}) == "A.B"
     assert holder("A::b", {"A"}) == "A"
     assert holder("B.c", {"A"}) is None
+
+
+def test_a_quoted_edit_hides_only_the_setting_it_shows() -> None:
+    from prsum.cards.assembly import edit_shows
+    from prsum.types import LineEdit, SettingChange
+
+    edit = LineEdit("a.yml", "n: 10", "n: 20")
+    assert edit_shows(SettingChange("a.yml", "b.n", "changed", "10", "20"), edit)
+    # `1` is not in `n: 10`; another key, another file
+    assert not edit_shows(SettingChange("a.yml", "c.n", "changed", "1", "2"), edit)
+    assert not edit_shows(SettingChange("a.yml", "b.m", "changed", "10", "20"), edit)
+    assert not edit_shows(SettingChange("b.yml", "b.n", "changed", "10", "20"), edit)
+    listed = LineEdit("a.toml", '"CHANGES.rst",', '"CHANGES.md",')
+    assert edit_shows(SettingChange("a.toml", "include", "item_added", "", "CHANGES.md"), listed)
+    assert edit_shows(SettingChange("a.toml", "include", "item_removed", "CHANGES.rst", ""), listed)

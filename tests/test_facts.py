@@ -18,6 +18,7 @@ from prsum.types import (
     Origin,
     PrMeta,
     Release,
+    SettingChange,
     Shipped,
 )
 from tests.conftest import RepoBuilder
@@ -494,6 +495,29 @@ def test_edits_quote_a_line_changed_in_place_and_control_flow_added(repo: RepoBu
     )
 
 
+def test_a_small_check_inserted_whole_is_quoted_with_what_it_does(repo: RepoBuilder) -> None:
+    go = "func help(c, cmd *Command) {\n\tcmd.InitFlags()\n\tcmd.Help()\n}\n"
+    py = "def run(x):\n    x = load()\n    return x\n"
+    repo.commit("Add (#1)", {"src/cmd.go": go, "src/run.py": py})
+    guard = "\tif cmd.ctx == nil {\n\t\tcmd.ctx = c.ctx\n\t}\n"
+    checks = "    if x is None:\n        raise ValueError(x)\n"
+    files = {
+        "src/cmd.go": go.replace("\tcmd.Help()", guard + "\tcmd.Help()"),
+        "src/run.py": py.replace("    return x", checks + "    return x"),
+    }
+    assert facts_of(repo, "Pass the context (#2)", files).edits == (
+        LineEdit("src/cmd.go", "", "if cmd.ctx == nil { cmd.ctx = c.ctx }"),
+        LineEdit("src/run.py", "", "if x is None: raise ValueError(x)"),
+    )
+    # Python's third line may stand after the check, not in it: its lines one by one
+    repo.commit("Reset (#3)", {"src/run.py": py})
+    files = {"src/run.py": py.replace("    return x", checks + "    x += 1\n    return x")}
+    assert facts_of(repo, "Check x (#4)", files).edits == (
+        LineEdit("src/run.py", "", "if x is None:"),
+        LineEdit("src/run.py", "", "raise ValueError(x)"),
+    )
+
+
 def test_edits_leave_out_formatting_imports_comments_and_new_files(repo: RepoBuilder) -> None:
     base = "import a, b\n\n\ndef f(x):\n    # old words\n    return g(x, 'y')\n"
     repo.commit("Add f (#1)", {"src/app.py": base})
@@ -502,6 +526,94 @@ def test_edits_leave_out_formatting_imports_comments_and_new_files(repo: RepoBui
         repo, "Tidy (#2)", {"src/app.py": reformatted, "src/new.py": "if x:\n    y = 1\n"}
     )
     assert facts.edits == ()
+
+
+def test_where_no_code_line_changes_the_comments_rewritten_are_quoted(repo: RepoBuilder) -> None:
+    base = (
+        'def main(config):\n    """Run.\n\n    Args:\n        config_dict: the settings.\n    """\n'
+    )
+    repo.commit("Add main (#1)", {"src/app.py": base, "src/b.rs": "// old words\nfn b() {}\n"})
+    files = {"src/app.py": base.replace("config_dict:", "config:")}
+    facts = facts_of(repo, "Fix the docstring (#2)", files)
+    assert facts.edits == (
+        LineEdit("src/app.py", "config_dict: the settings.", "config: the settings."),
+    )
+    # a comment rewritten beside code that changes is not quoted: the code is the change
+    files = {"src/b.rs": "// new words\nfn b() {}\n", "src/app.py": base + "x = 1\n"}
+    assert facts_of(repo, "Add x (#3)", files).edits == ()
+    files = {"src/b.rs": "// newer words\nfn b() {}\n", "src/c.py": "y = 2\n"}  # a new file's
+    assert facts_of(repo, "Add c (#4)", files).edits == ()
+    # a comment rewrapped says the same words on other lines: no edit
+    go = "// Run the loop and\n// return its code.\nfunc run() {}\n"
+    repo.commit("Add run (#5)", {"src/run.go": go})
+    wrapped = {"src/run.go": "// Run the loop\n// and return its code.\nfunc run() {}\n"}
+    assert facts_of(repo, "Rewrap (#6)", wrapped).edits == ()
+
+
+def test_a_document_tells_the_links_it_adds(repo: RepoBuilder) -> None:
+    base = "# Security\n\nWrite to us.\n\n- [old](https://a.org/moved)\n"
+    repo.commit("Add (#1)", {"SECURITY.md": base})
+    new = (
+        "# Security\n\nWrite to us.\n\nUse the [form](https://x.org/report).\n\n"
+        '<img src="https://img.org/logo.png">\n![logo](https://img.org/x.png)\n\n'
+        "- [old, moved](https://a.org/moved)\n\nThanks.\n"
+    )
+    facts = facts_of(repo, "Docs: where to report (#2)", {"SECURITY.md": new})
+    # the link moved with its item is no link added; images are no links
+    assert facts.edits == (LineEdit("SECURITY.md", "", "https://x.org/report"),)
+    # an address's own brackets kept, markup and hidden comments left out, reST images too
+    page = (
+        "See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and **https://x.example**.\n"
+        "<!-- https://hidden.example -->\n"
+    )
+    facts = facts_of(
+        repo,
+        "Links (#4)",
+        {"docs/links.md": page, "docs/a.rst": ".. image:: https://i.example/a.png\n"},
+    )
+    assert facts.edits == (
+        LineEdit("docs/links.md", "", "https://en.wikipedia.org/wiki/Foo_(bar)"),
+        LineEdit("docs/links.md", "", "https://x.example"),
+    )
+    # a link in a list item quoted whole is told once
+    listed = new.replace("moved)\n", "moved)\n- [b](https://b.org)\n")
+    facts = facts_of(repo, "List b (#5)", {"SECURITY.md": listed})
+    assert facts.edits == (LineEdit("SECURITY.md", "", "- [b](https://b.org)"),)
+
+
+def test_a_pr_that_changes_only_whitespace_is_told_so(repo: RepoBuilder) -> None:
+    base = "def f(x):\n    return g(x,1)\n"
+    repo.commit("Add f (#1)", {"src/app.py": base, "README.md": "# App\n"})
+    spaced = {"src/app.py": "def f(x):\n    return g(x, 1)\n\n", "README.md": "# App  \n"}
+    assert facts_of(repo, "Format (#2)", spaced).whitespace_only
+    # a quote changed is more than whitespace; so is a file added, lines moved, or Python's
+    # indentation changed
+    assert not facts_of(repo, "Quote (#3)", {"src/app.py": "def f('x'):\n"}).whitespace_only
+    assert not facts_of(repo, "Add (#4)", {"src/b.py": "  \n"}).whitespace_only
+    repo.commit("Lines (#5)", {"run.sh": "a\nb\nc\n", "src/app.py": "if x:\n    a()\nb()\n"})
+    moved = {"run.sh": "b\nc\na\n"}
+    assert not facts_of(repo, "Move a (#6)", moved).whitespace_only
+    indented = {"src/app.py": "if x:\n    a()\n    b()\n"}
+    assert not facts_of(repo, "Indent b (#7)", indented).whitespace_only
+
+
+def test_strings_inserted_into_a_list_in_code_are_quoted(repo: RepoBuilder) -> None:
+    ts = "type Feature =\n  | 'camera'\n  | 'usb'\n\nexport const x = 1\n"
+    py = 'FLAGS = [\n    "--color",\n    "--quiet",\n]\n'
+    repo.commit("Add (#1)", {"src/features.ts": ts, "src/flags.py": py})
+    files = {
+        "src/features.ts": ts.replace("  | 'usb'\n", "  | 'serial'\n  | 'usb'\n"),
+        "src/flags.py": py.replace('    "--quiet",\n', '    "--quiet",\n    "--hidden",\n'),
+    }
+    assert facts_of(repo, "More features and flags (#2)", files).edits == (
+        LineEdit("src/features.ts", "", "| 'serial'"),
+        LineEdit("src/flags.py", "", '"--hidden",'),
+    )
+    # an import block's line is no item of a list
+    go = 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n'
+    repo.commit("Add main (#3)", {"src/main.go": go})
+    imports = {"src/main.go": go.replace('\t"fmt"\n', '\t"fmt"\n\t"io"\n')}
+    assert facts_of(repo, "Import io (#4)", imports).edits == ()
 
 
 def test_a_long_line_is_quoted_around_its_change(repo: RepoBuilder) -> None:
@@ -584,10 +696,7 @@ def test_edits_read_rust_panics_and_no_prose_or_import_lists(repo: RepoBuilder) 
             "src/g.py": "from m import a, b\n",
         },
     )
-    assert facts.edits == (
-        LineEdit("src/f.rs", "", "if y == 0 {"),
-        LineEdit("src/f.rs", "", 'panic!("zero");'),
-    )
+    assert facts.edits == (LineEdit("src/f.rs", "", 'if y == 0 { panic!("zero"); }'),)
 
 
 def test_a_condition_rewritten_is_quoted_as_one_edit(repo: RepoBuilder) -> None:
@@ -785,13 +894,13 @@ def test_lines_inserted_into_configuration_or_a_list_are_quoted(repo: RepoBuilde
         repo, "Add Gamma (#3)", {"USERS.md": listed.replace("to\n", "to\nevery one of\n")}
     )
     assert facts.edits == (LineEdit("USERS.md", "", "- [Gamma](https://gamma.example)"),)
-    # An item wrapped over two lines would be quoted cut: it is not quoted.
+    # An item wrapped over two lines would be quoted cut: it is not quoted, its link is.
     repo.commit("Tidy (#4)", {"USERS.md": listed})
     wrapped = "- [Delta](https://delta.example), a library that\n  renders charts.\n"
     facts = facts_of(
         repo, "Add Delta (#5)", {"USERS.md": listed.replace("\n\nThanks", f"\n{wrapped}\nThanks")}
     )
-    assert facts.edits == ()
+    assert facts.edits == (LineEdit("USERS.md", "", "https://delta.example"),)
     # A key moved to another block (and given another value) is no key added; and where the
     # PR's documents say what it does, a line inserted into its configuration is not quoted.
     config = "client:\n  retries: 3\n  timeout: 30\nserver:\n  port: 80\n"
@@ -986,7 +1095,7 @@ def test_an_origin_counts_every_file_and_skips_a_revert_that_names_its_pr(
     assert card.pr.reverts == "#4" and card.facts.origin is None
 
 
-def test_an_origin_title_and_a_lock_files_versions_are_masked_under_redaction(
+def test_an_origin_title_a_lock_files_versions_and_settings_are_masked_under_redaction(
     repo: RepoBuilder,
 ) -> None:
     from tests.pipeline import cards_for
@@ -1010,6 +1119,18 @@ def test_an_origin_title_and_a_lock_files_versions_are_masked_under_redaction(
     )
     assert isinstance(card, Card) and card.facts.locks
     assert token not in card.facts.locks[0].after and token not in card.body.summary
+    # and a setting's value may be one
+    repo.commit("Set (#5)", {"ci.yml": f"env:\n  GH_TOKEN: {token}\n  password: hunter2-Sup3r\n"})
+    (card,) = cards_for(
+        repo.path, "HEAD~1..HEAD", strategy="facts", lang="zh", cache=False, redact=True
+    )
+    assert isinstance(card, Card) and card.facts.settings
+    assert token not in card.facts.settings[0].after and token not in card.body.summary
+    assert "hunter2" not in card.body.summary  # a value masked as its key's line would be
+    assert (
+        "新文件 `ci.yml` 中，新设 `env.GH_TOKEN` 为 `[REDACTED]`；新设 `env.password` 为 "
+        "`[REDACTED]`。" in card.body.summary
+    )
 
 
 def test_a_release_tells_what_was_merged_since_the_version_last_changed(
@@ -1192,6 +1313,172 @@ def test_each_lock_format_is_read_whole_and_what_cannot_be_read_says_nothing(
     patch = f"diff --git a/{path} b/{path}\nindex {'1' * 40}..{'2' * 40} 100644\n"
     found = lock_changes((FileDiff(path, patch),), lambda sha, limit: blobs.get(sha))
     assert [(c.name, c.before, c.after) for c in found] == changes
+
+
+def test_configuration_files_tell_the_settings_they_add_change_and_remove(
+    repo: RepoBuilder,
+) -> None:
+    import jsonschema
+
+    from prsum.render import card_to_dict
+    from tests.test_render import SCHEMA
+
+    cargo = '[package]\nname = "fd"\nedition = "2021"\n\n[dependencies]\nclap = "4"\n'
+    workflow = (
+        "on: push\njobs:\n  build:\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - name: Install cross\n        uses: taiki-e/install-action@v2\n"
+    )
+    repo.commit("Add (#1)", {"Cargo.toml": cargo, ".github/workflows/ci.yml": workflow})
+    cargo = cargo.replace("2021", "2024").replace('"4"', '"5"') + (
+        '\n[profile.debugging]\ninherits = "dev"\ndebug = true\n'
+    )
+    workflow = workflow.replace("@v4", "@v5").replace(
+        "uses: taiki-e/install-action@v2", "run: cargo install cross"
+    )
+    card = origin_card(
+        repo, "Build changes (#2)", {"Cargo.toml": cargo, ".github/workflows/ci.yml": workflow}
+    )
+    # the dependency (a bump) and the pinned reference moved are the bump sentences' to tell
+    assert card.facts.settings == (
+        SettingChange(
+            ".github/workflows/ci.yml",
+            "jobs.build.steps[Install cross].run",
+            "added",
+            "",
+            "cargo install cross",
+        ),
+        SettingChange(
+            ".github/workflows/ci.yml",
+            "jobs.build.steps[Install cross].uses",
+            "removed",
+            "taiki-e/install-action@v2",
+            "",
+        ),
+        SettingChange("Cargo.toml", "package.edition", "changed", "2021", "2024"),
+        SettingChange(
+            "Cargo.toml", "profile.debugging", "added", "", '{"inherits": "dev", "debug": true}'
+        ),
+    )
+    # a quoted edit tells a setting's change once: the sentence tells what no edit shows
+    assert (
+        'In `Cargo.toml`, `edition = "2021"` becomes `edition = "2024"`. In `Cargo.toml`, it '
+        'sets `profile.debugging` to `{"inherits": "dev", "debug": true}`. In '
+        "`.github/workflows/ci.yml`, it removes `jobs.build.steps[Install cross].uses` "
+        "(`taiki-e/install-action@v2`); sets `jobs.build.steps[Install cross].run` to "
+        "`cargo install cross`." in card.body.summary
+    )
+    jsonschema.validate(card_to_dict(card), SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "changes"),
+    [
+        (  # YAML's scalars as written: `3.10` is no 3.1, `on` no boolean, quotes no change
+            "ci.yml",
+            "on: push\npython: 3.10\nname: x\n",
+            "on: [push, pull_request]\npython: '3.12'\nname: 'x'\n",
+            [
+                ("on", "changed", "push", '["push", "pull_request"]'),
+                ("python", "changed", "3.10", "3.12"),
+            ],
+        ),
+        (  # unquoted scalars that are no strings stay bare in a list
+            "ci.yml",
+            "a:\n  x: 1\n",
+            "a:\n  x: 1\n  y:\n  z: [1, true, '2']\n",
+            [("a.y", "added", "", ""), ("a.z", "added", "", '[1, true, "2"]')],
+        ),
+        (  # a list of values as a set; a table too long to show, by its keys
+            "config.json",
+            '{"enable": ["a", "b"]}',
+            '{"enable": ["b", "c"], "x": {"' + "k" * 70 + '": 1, "y": {"z": true}}}',
+            [
+                ("enable", "item_added", "", "c"),
+                ("enable", "item_removed", "a", ""),
+                ("x." + "k" * 70, "added", "", "1"),
+                ("x.y.z", "added", "", "true"),  # a table of one key, by that key
+            ],
+        ),
+        (  # items that no name tells apart, by position while the list keeps its length
+            "ci.yml",
+            "steps:\n  - run: a\n  - run: a\n",
+            "steps:\n  - run: a\n  - run: b\n",
+            [("steps[1].run", "changed", "a", "b")],
+        ),
+        (  # … else as a whole
+            "ci.yml",
+            "steps:\n  - run: a\n  - run: a\n",
+            "steps:\n  - run: a\n",
+            [("steps", "changed", '[{"run": "a"}, {"run": "a"}]', '[{"run": "a"}]')],
+        ),
+        ("a.toml", 'x = "a"\n', "x = [", []),  # a side no reader can read says nothing
+        ("tsconfig.json", '{"a": 1, // c\n}', '{"a": 2}', []),  # JSON with comments
+        ("a.yml", "a: 1\n---\na: 2\n", "a: 3\n", []),  # several documents
+        (  # a manifest's dependencies and own version are told elsewhere
+            "package.json",
+            '{"version": "1.0.0", "devDependencies": {"a": "1"}, "scripts": {"t": "x"}}',
+            '{"version": "1.1.0", "devDependencies": {"a": "2"}, "scripts": {"t": "y"}}',
+            [("scripts.t", "changed", "x", "y")],
+        ),
+        ("README.md", "a: 1\n", "a: 2\n", []),  # no configuration file
+        (  # a script of several lines: the line of it edited in place
+            "ci.yml",
+            "run: |\n  make\n  cargo test --bin x\n",
+            "run: |\n  make\n  cargo test --bin=x\n",
+            [("run", "edited", "cargo test --bin x", "cargo test --bin=x")],
+        ),
+        (  # … not where other lines change too: they would seem unchanged
+            "ci.yml",
+            "run: |\n  make\n  cargo test --bin x\n",
+            "run: |\n  make\n  cargo test --bin=x\n  curl x | sh\n",
+            [("run", "changed", "", "")],
+        ),
+        # the same text, not the same value: told apart; a NaN unchanged is no change
+        ("a.json", '{"a": "true"}', '{"a": true}', [("a", "changed", '"true"', "true")]),
+        ("a.toml", "x = nan\ny = 1\n", "x = nan\ny = 2\n", [("y", "changed", "1", "2")]),
+        ("a.json", "[1]", "[1, 2]", []),  # a list at the top: no key to name
+        (
+            "a.json",
+            '{"l": ["a"]}',
+            '{"l": ["a", "' + "x" * 90 + '"]}',
+            [("l", "item_added", "", "")],
+        ),
+        (  # a merge key merged: the job still has its image
+            "ci.yml",
+            "d: &d\n  image: node\njob:\n  image: node\n",
+            "d: &d\n  image: node\njob:\n  <<: *d\n",
+            [],
+        ),
+        ("a.json", '{"a": {"[x]": 1}}', '{"a": {"[x]": 2}}', [('a."[x]"', "changed", "1", "2")]),
+        (
+            "a.json",
+            '{"m": "a@x.org"}',
+            '{"m": "a@y.org"}',
+            [("m", "changed", "a@x.org", "a@y.org")],
+        ),
+        ("a.json", '\ufeff{"a": 1}', '{"a": 2}', [("a", "changed", "1", "2")]),  # a BOM
+        (  # aliases that expand to billions of values: not read
+            "ci.yml",
+            "a: &a [x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{b}: &{b} [*{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}]\n"
+                for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "a: 1\n",
+            [],
+        ),
+    ],
+)
+def test_settings_are_read_from_both_versions_whole(
+    path: str, old: str, new: str, changes: list[tuple[str, str, str, str]]
+) -> None:
+    from prsum.facts.settings import setting_changes
+    from prsum.types import FileDiff
+
+    blobs = {"1" * 40: old.encode(), "2" * 40: new.encode()}
+    patch = f"diff --git a/{path} b/{path}\nindex {'1' * 40}..{'2' * 40} 100644\n"
+    found = setting_changes((FileDiff(path, patch),), {path: "M"}, lambda sha, n: blobs.get(sha))
+    assert [(c.key, c.kind, c.before, c.after) for c in found] == changes
 
 
 def test_an_origin_counts_only_lines_removed_and_blamed(repo: RepoBuilder) -> None:

@@ -40,6 +40,7 @@ from prsum.types import (
     Precedent,
     Provenance,
     PullRequest,
+    SettingChange,
     Timing,
     Verdict,
 )
@@ -52,6 +53,17 @@ _TEST_NAME = re.compile(r"(^|[.:])(test_|Test[A-Z_]|test[A-Z])\w*$|(_test|Test|T
 _NAMED_FILES = 3
 _EDIT_FILES = 2  # files whose in-place edits a summary quotes
 _EDITS_SHOWN = 2  # edits it quotes in all
+_SETTINGS_SHOWN = 4  # settings it tells, of all configuration files
+_SETTINGS_FILES = 2
+_MAX_KEY = 80  # characters of a key path told (a `cfg(…)` table name is longer)
+_SETTING_RANK = {
+    "changed": 0,
+    "edited": 0,
+    "removed": 1,
+    "item_removed": 1,
+    "added": 2,
+    "item_added": 2,
+}
 _LOCKS_SHOWN = 4  # packages whose pins it tells, of all lock files
 _LOCKS_LISTED = 6  # packages a lock file changes at most, for any of them to be named unasked
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")  # names of four characters or more
@@ -122,6 +134,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     lang, pr, words = card.lang, card.pr, PHRASES[card.lang]
     files = [change.path for change in salience_order(pr.files)]
     sentences = [i18n.verdict_sentence(verdict, card.facts, lang)]
+    if card.facts.whitespace_only:
+        sentences.append(words.whitespace_only)
     if said:
         end = "" if said.endswith(("。", ".", "！", "!")) else ("。" if lang == "zh" else ".")
         sentences.append(said + end)
@@ -130,6 +144,10 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
             sentences.append(quote)
         shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
         sentences.extend(edits_sentences(shown, lang))
+        settings = [
+            c for c in card.facts.settings if not any(map(functools.partial(edit_shows, c), shown))
+        ]
+        sentences.extend(settings_sentences(settings, pr, lang))
         sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
@@ -191,6 +209,62 @@ def edits_sentences(edits: Sequence[LineEdit], lang: Language) -> list[str]:
     for edit in edits:
         by_path.setdefault(edit.path, []).append(edit)
     return [i18n.edits_sentence(path, shown, lang) for path, shown in by_path.items()]
+
+
+def edit_shows(change: SettingChange, edit: LineEdit) -> bool:
+    """Whether a quoted edit already shows a setting's change: `edition = "2021"` becoming
+    `edition = "2024"` shows `package.edition` changed from `2021` to `2024`; an item added to
+    a list, the line that holds it added. Values and keys are matched as whole words (`1` is
+    not in `n: 10`)."""
+    if edit.path != change.path:
+        return False
+    name = change.key.rpartition(".")[2]
+    if change.kind in ("changed", "edited"):
+        named = change.kind == "edited" or _holds(edit.after, name)  # an edited line names none
+        return bool(change.before and change.after) and (
+            _holds(edit.before, change.before) and _holds(edit.after, change.after) and named
+        )
+    if change.kind in ("added", "item_added"):
+        shown = _holds(edit.after, change.after) and not _holds(edit.before, change.after)
+        return shown and (change.kind == "item_added" or _holds(edit.after, name))
+    shown = _holds(edit.before, change.before) and not _holds(edit.after, change.before)
+    return shown and (change.kind == "item_removed" or _holds(edit.before, name))
+
+
+def _holds(text: str, word: str) -> bool:
+    """Whether `text` has `word` with no letter, digit, `_`, `-` or `.` joined to either end."""
+    return bool(word) and re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])", text) is not None
+
+
+def settings_sentences(
+    settings: Sequence[SettingChange], pr: PullRequest, lang: Language
+) -> list[str]:
+    """What the configuration files set, a sentence a file: the first few settings of at most
+    two files (the files in the order a reader reads them) and how many more each changes."""
+    by_path: dict[str, list[SettingChange]] = {}
+    for change in settings:
+        by_path.setdefault(change.path, []).append(change)
+    added = {change.path for change in pr.files if change.status == "A"}
+    order = [change.path for change in salience_order(pr.files)]
+    sentences = []
+    left = _SETTINGS_SHOWN
+    for path in sorted(by_path, key=order.index)[:_SETTINGS_FILES]:
+        # What it changes or removes first: that is what a reader of the old file must unlearn.
+        # The same change made under several keys (a value in every job) is told once.
+        ranked = sorted(by_path[path], key=lambda change: _SETTING_RANK[change.kind])
+        seen: set[tuple[str, str, str, str]] = set()
+        shown: list[SettingChange] = []
+        for change in ranked:
+            said = (change.kind, change.key.rpartition(".")[2], change.before, change.after)
+            if len(change.key) <= _MAX_KEY and said not in seen and len(shown) < left:
+                seen.add(said)
+                shown.append(change)
+        if not shown:
+            continue
+        left -= len(shown)
+        more = len(by_path[path]) - len(shown)
+        sentences.append(i18n.settings_sentence(path, shown, more, path in added, lang))
+    return sentences
 
 
 def lock_sentences(locks: Sequence[LockChange], title: str, lang: Language) -> list[str]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from prsum.digest import hunks
 from prsum.facts.account import stated_account
 from prsum.facts.breaking import detect_breaking
 from prsum.facts.categories import categorize, profile
@@ -34,6 +35,12 @@ from prsum.types import Facts, FileDiff, PullRequest
 
 __all__ = ["compute_facts", "without_convention"]
 
+_SPACE = re.compile(r"\s+")
+_MODE_CHANGE = re.compile(r"^(?:old|new) mode ", re.MULTILINE)
+# Files whose indentation is syntax: a whitespace change there may change what they mean.
+_INDENTED = re.compile(
+    r"\.(?:py|pyi|pyx|ya?ml|coffee|nim|haml|slim|pug|sass|styl)$|(?:^|/)(?:GNU)?[Mm]akefile$"
+)
 _TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b")
 _NEW_OPTION = re.compile(r"""["'](--[a-z][a-z0-9-]+)["']""")
 _NEW_ENV_VAR = re.compile(
@@ -75,6 +82,38 @@ def _new_options(added: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def whitespace_only(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> bool:
+    """Whether the PR changes only whitespace that means nothing: it edits files in place (no
+    mode changed), and each hunk's old and new sides hold the same text, spaces and line
+    breaks aside; where indentation is syntax (Python, YAML, Makefiles), the same lines with
+    the same indentation, blank lines aside."""
+    if not diffs or any(change.status != "M" for change in pr.files):
+        return False
+    for diff in diffs:
+        found = hunks(diff.patch)
+        if not found or _MODE_CHANGE.search(diff.patch.split("\n@@", 1)[0]):
+            return False
+        indented = _INDENTED.search(diff.path) is not None
+        for hunk in found:
+            old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
+            new = [line[1:] for line in hunk if line[:1] in (" ", "+")]
+            if _unspaced(old, indented) != _unspaced(new, indented):
+                return False
+    return True
+
+
+def _unspaced(lines: list[str], indented: bool) -> str | list[tuple[str, str]]:
+    """Lines as whitespace that means nothing leaves them: their text without spaces, and
+    where indentation is syntax, each non-blank line's indentation kept."""
+    if indented:
+        return [
+            (line[: len(line) - len(line.lstrip())], _SPACE.sub("", line))
+            for line in lines
+            if line.strip()
+        ]
+    return _SPACE.sub("", "".join(lines))
+
+
 def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
     kinds = [file_kind(change.path) for change in pr.files]
     stats = all_stats(pr, diffs)
@@ -95,6 +134,7 @@ def compute_facts(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> Facts:
         breaking=breaking,
         tests_touched=any(kind == "test" for kind in kinds),
         docs_only=bool(kinds) and all(kind == "docs" for kind in kinds),
+        whitespace_only=whitespace_only(pr, diffs),
         generated_or_vendored=tuple(
             change.path
             for change, kind in zip(pr.files, kinds, strict=True)

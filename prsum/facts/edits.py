@@ -9,7 +9,9 @@ were the card's false claims: README, "Card quality, measured").
 An edit is read only where the diff leaves no doubt about it: in a run of a few changed code
 lines, a line replaced by a similar one (quoted where they differ), or a line of control flow
 (`if`, `raise`, `catch` …) added to or removed from code that stays. Comments, imports, reordered or
-reformatted lines, and files the PR adds or deletes whole are not edits.
+reformatted lines, and files the PR adds or deletes whole are not edits, except that where no
+code line changes the comments and docstrings rewritten are quoted (a docstring's parameter
+renamed).
 
 A check a test adds (`assert bar.pos == 20`, `expect(expandIPv6('::1')).toBe(…)`) says what
 behaviour the PR pins, often with the values that show it; prsum quotes it the same way.
@@ -21,11 +23,14 @@ import re
 from collections.abc import Iterable, Iterator
 from difflib import SequenceMatcher
 from pathlib import PurePosixPath
+from typing import Literal
 
+from prsum.digest import hunks
 from prsum.facts.lexing import TRIPLE_QUOTE, Side, comment_style
 from prsum.filekinds import file_kind, is_auxiliary, is_changelog, is_generated
 from prsum.types import Assertion, FileDiff, LineEdit, PullRequest
 
+Role = Literal["code", "comment"]  # the lines of a file an edit is read from
 _KINDS = frozenset({"source", "config", "ci"})  # where a line's change is behaviour
 _MAX_BLOCK = 3  # code lines on a side of a change block read as pairs or as added lines
 _MAX_QUOTE = 80  # characters of code quoted for one side of an edit
@@ -50,6 +55,7 @@ _CONTROL = re.compile(
 _OPENING_QUOTE = re.compile(r"""(?:^|[=(\[{,:]\s*)[rRbBuUfF]{0,2}(\"\"\"|''')""")
 # What formatting changes and behaviour does not: spaces, a trailing comma or semicolon.
 _SPACE = re.compile(r"\s+")
+_COMMENT_MARKER = re.compile(r"^(?:#+|//+|/\*+|\*+|\"{3}|'{3})|(?:\*/|\"{3}|'{3})$")
 # A line that checks a test's outcome, in the frameworks of the languages prsum reads: pytest,
 # unittest, Jest/Vitest, Rust, Go (testing, testify), JUnit.
 _ASSERTION = re.compile(
@@ -59,10 +65,20 @@ _ASSERTION = re.compile(
 _MAX_ASSERTION = 100  # characters: a check is quoted whole or not at all (cut, it pins nothing)
 _MAX_ASSERTIONS = 20
 _HEADING = re.compile(r"^#{2,6}\s+\w")
+_URL = re.compile(r"https?://[^\s<>\[\]\"'`]+")
+# An image's address: Markdown's `![alt](url)`, HTML's `src="url"`, reST's `.. image:: url`.
+_IMAGE = re.compile(
+    r"!\[[^\]]*\]\([^)]*\)|\bsrc\s*=\s*[\"'][^\"']*[\"']|\.\.\s+(?:image|figure)::\s*\S+"
+)
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)  # not shown to a reader
 _MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
 _ANY_LINE = re.compile(r"")
 _CONFIG_KEY = re.compile(r"""^-?\s*([\w.-]+|"[^"]+"|'[^']+')\s*[:=]""")
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\S")
+# A string alone on its line in code, with what separates it from the next: an item of a
+# union of literal types or of a list (`| 'mediasession'`, `"--color",`; not Go's `"os"` in an
+# import block).
+_LITERAL_ITEM = re.compile(r"""^(?:\|\s*(["'`])[^"'`]+\1|(["'`])[^"'`]+\2\s*,)$""")
 # Test data, not tests: formatter cases, fixtures, snapshots (their `assert` lines are input).
 _TEST_DATA = re.compile(r"(?:^|/)(?:data|fixtures|cases|snapshots|__snapshots__|testdata)/")
 # A check whose expectation is a matcher called on it (`expect(x).toBe(y)`, AssertJ's
@@ -93,8 +109,20 @@ def line_edits(pr: PullRequest, diffs: tuple[FileDiff, ...]) -> tuple[LineEdit, 
                 yield path, diff.patch
 
     if any(file_kind(change.path) == "source" for change in pr.files):
+        sources = list(quoted(("M", "R"), frozenset({"source"})))
+        # Code changed in any source file, one it adds included (a block is yielded only where
+        # code lines change).
+        if any(
+            next(_blocks(diff.patch, comment_style(diff.path)), None)
+            for diff in diffs
+            if file_kind(diff.path) == "source"
+        ):
+            return _first_of_each(
+                _file_edits(path, patch, insertions=_LITERAL_ITEM) for path, patch in sources
+            )
+        # No code line changes: the comments and docstrings rewritten are the change.
         return _first_of_each(
-            _file_edits(path, patch) for path, patch in quoted(("M", "R"), frozenset({"source"}))
+            _file_edits(path, patch, control=False, role="comment") for path, patch in sources
         )
     configuration = list(quoted(("M", "R"), _KINDS))
     return (
@@ -126,12 +154,39 @@ def _first_of_each(files: Iterable[Iterator[LineEdit]]) -> tuple[LineEdit, ...]:
 
 def _document_edits(path: str, patch: str) -> Iterator[LineEdit]:
     """A document's sentences rewritten in place, then the sections it adds, by their
-    headings."""
+    headings, then the links it adds."""
     # A prose line may begin with "if": no control flow is read in documents. A line of
     # prose inserted is most often part of a paragraph: only an item of a list stands alone.
-    yield from _file_edits(path, patch, control=False, insertions=_LIST_ITEM)
+    edits = list(_file_edits(path, patch, control=False, insertions=_LIST_ITEM))
     if PurePosixPath(path).suffix.lower() in _MARKDOWN:
-        yield from (LineEdit(path, "", heading) for heading in _added_headings(patch))
+        edits += [LineEdit(path, "", heading) for heading in _added_headings(patch)]
+    quoted = " ".join(edit.after for edit in edits)  # a link in a list item quoted is told
+    yield from edits
+    yield from (LineEdit(path, "", url) for url in _added_links(patch) if url not in quoted)
+
+
+def _added_links(patch: str) -> list[str]:
+    """The web addresses a patch's added lines link to and its removed lines did not (a
+    reporting form where an e-mail address was; a project's site), images left out: a link
+    is where a document sends its reader."""
+    lines = [line for hunk in hunks(patch) for line in hunk]
+
+    def links(sign: str) -> dict[str, None]:
+        text = "\n".join(line[1:] for line in lines if line.startswith(sign))
+        text = _IMAGE.sub(" ", _HTML_COMMENT.sub(" ", text))
+        return dict.fromkeys(map(_link_end, _URL.findall(text)))
+
+    removed = links("-")
+    return [url for url in links("+") if url not in removed and _quotable(url)]
+
+
+def _link_end(url: str) -> str:
+    """A web address without what ends the sentence or the markup around it: a `)` that
+    closes a Markdown link (not one of the address's own pairs, `Foo_(bar)`), `**`, a stop."""
+    url = url.rstrip(".,;:!?*")
+    while url.endswith(")") and url.count(")") > url.count("("):
+        url = url[:-1].rstrip(".,;:!?*")
+    return url
 
 
 def _added_headings(patch: str) -> Iterator[str]:
@@ -162,20 +217,26 @@ def _added_headings(patch: str) -> Iterator[str]:
 
 
 def _file_edits(
-    path: str, patch: str, control: bool = True, insertions: re.Pattern[str] | None = None
+    path: str,
+    patch: str,
+    control: bool = True,
+    insertions: re.Pattern[str] | None = None,
+    role: Role = "code",
 ) -> Iterator[LineEdit]:
     """The edits of one file's patch, block by block: lines replaced, (with `control`) lines
     of control flow added or removed, and the lines `insertions` matches of a few inserted
     between lines that stay (a version added to a CI matrix, an entry to a list). A line that
     stands on the other side of the patch too was moved, not edited: a check moved down a
-    function is no check dropped."""
-    blocks = list(_blocks(patch, comment_style(path)))
+    function is no check dropped. `role`: the lines read, code or comments."""
+    blocks = list(_blocks(patch, comment_style(path), role))
     all_removed = {text for removed, _, _ in blocks for text in removed}
     all_added = {text for _, added, _ in blocks for text in added}
     removed_keys = {_key(text) for text in all_removed} - {""}
     for removed, added, inserted in blocks:
         if not (removed or added) or len(removed) > _MAX_BLOCK or len(added) > _MAX_BLOCK:
             continue
+        if role == "comment" and _words_of(removed) == _words_of(added):
+            continue  # a comment rewrapped: the same words on other lines
         if insertions and inserted and not removed:
             # Every line of the block must be one (a list item's wrapped line is not), and a
             # key removed elsewhere in the file was moved, maybe edited, not added.
@@ -188,7 +249,9 @@ def _file_edits(
                     and _quotable(text)
                 )
                 yield from (LineEdit(path, "", text) for text in new)
-            continue
+                continue
+            if not control:
+                continue
         pairs = _pairs(removed, added)
         if not (pairs or inserted):
             continue  # a new block of code, or one removed whole: no edit to quote
@@ -209,7 +272,26 @@ def _file_edits(
                 yield edit
             continue
         yield from (LineEdit(path, text, "") for text in lost if _quotable(text))
+        if not removed and gained[:1] == added[:1] and (guard := _guard(added)):
+            yield LineEdit(path, "", guard)  # the check with what it does: `if x == nil { x = y }`
+            continue
         yield from (LineEdit(path, "", text) for text in gained if _quotable(text))
+
+
+def _guard(block: list[str]) -> str:
+    """A small check inserted whole, as one line: its condition and its body (`if cmd.ctx ==
+    nil { cmd.ctx = c.ctx }`), or "". Braces must close it; without braces (Python, a `case`),
+    only a condition and one line, which can only be its body (the lines are read stripped).
+    Its brackets must pair: a string opened in it would be cut."""
+    text = " ".join(block)
+    closed = block[-1].startswith("}") and len(block) > 1
+    python = len(block) == 2 and block[0].endswith(":") and "{" not in block[0]
+    return text if (closed or python) and balanced(text) and _quotable(text) else ""
+
+
+def _words_of(comment: list[str]) -> str:
+    """A comment's text without its markers and spaces: what rewrapping it does not change."""
+    return "".join(_SPACE.sub("", _COMMENT_MARKER.sub("", line)) for line in comment)
 
 
 def _key(line: str) -> str:
@@ -262,21 +344,19 @@ def _pairs(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
     ]
 
 
-def _blocks(patch: str, style: str) -> Iterator[tuple[list[str], list[str], bool]]:
-    """Each run of removed and added lines: the code lines of each side (stripped), and
-    whether the run sits between unchanged lines (an insertion into code that stays, not a
-    new block of code)."""
-    hunks: list[list[str]] = []
-    for line in patch.split("\n"):  # not splitlines(): a U+2028 or a form feed inside code
-        if line.startswith("@@"):
-            hunks.append([])
-        elif hunks and not line.startswith("\\"):
-            hunks[-1].append(line.removesuffix("\r"))
-    for hunk in hunks:
-        yield from _hunk_blocks(hunk, style)
+def _blocks(
+    patch: str, style: str, role: Role = "code"
+) -> Iterator[tuple[list[str], list[str], bool]]:
+    """Each run of removed and added lines: the lines of each side in `role` (code, or
+    comment: comments and docstrings), stripped, and whether the run sits between unchanged
+    lines (an insertion into code that stays, not a new block of code)."""
+    for hunk in hunks(patch):
+        yield from _hunk_blocks(hunk, style, role)
 
 
-def _hunk_blocks(hunk: list[str], style: str) -> Iterator[tuple[list[str], list[str], bool]]:
+def _hunk_blocks(
+    hunk: list[str], style: str, role: Role
+) -> Iterator[tuple[list[str], list[str], bool]]:
     opened = _string_at_start(hunk) if style == "#" else ""
     old, new = Side(docstring=opened), Side(docstring=opened)
     removed: list[str] = []
@@ -287,11 +367,11 @@ def _hunk_blocks(hunk: list[str], style: str) -> Iterator[tuple[list[str], list[
         # A line inside a triple-quoted string (`makepyfile("""…""")`) is data, not code.
         if tag == "-":
             in_string = bool(old.string)
-            if old.role(text, style) == "code" and not in_string:
+            if old.role(text, style) == role and not in_string:
                 removed.append(text.strip())
         elif tag == "+":
             in_string = bool(new.string)
-            if new.role(text, style) == "code" and not in_string:
+            if new.role(text, style) == role and not in_string:
                 added.append(text.strip())
         else:
             if removed or added:
@@ -320,6 +400,25 @@ def _string_at_start(hunk: list[str]) -> str:
             return ""
         previous = text or previous
     return ""
+
+
+def first_line_edit(path: str, before: str, after: str) -> LineEdit | None:
+    """The one line of a text of several lines (a CI step's script) edited in place into
+    another, quoted as a line of code is (`--bin ${name}` becoming `--bin=${name}`); None where
+    the texts differ otherwise too."""
+    old = [line.strip() for line in before.splitlines()]
+    new = [line.strip() for line in after.splitlines()]
+    changes = [
+        op
+        for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return None  # told by one line, a text whose other lines change would seem unchanged
+    _, i1, i2, j1, j2 = changes[0]
+    if i2 - i1 == j2 - j1 == 1:
+        return _replacement(path, old[i1], new[j1])
+    return None
 
 
 def _replacement(path: str, before: str, after: str) -> LineEdit | None:

@@ -17,11 +17,10 @@ import tomllib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from prsum.digest import BlobReader, blob_names
+from prsum.digest import BlobReader, blob_names, side_text
 from prsum.types import FileDiff, LockChange
 
 _MAX_BYTES = 16 << 20  # a lock file larger than this is not read
-_NO_BLOB = re.compile(r"^0+$")
 # Bun's text lock file: `"name": ["name@version", …` per package (JSON with trailing commas).
 _BUN_ENTRY = re.compile(r'^\s*"[^"]+": \["((?:@[^@"/]+/)?[^@"]+)@([^"]+)"', re.MULTILINE)
 # `go.sum`: a module's own hash per version it builds with; its `/go.mod` hashes stay behind
@@ -57,14 +56,12 @@ def _versions(versions: frozenset[str]) -> str:
 
 def _pins(reader: Callable[[str], Pins], blob: str, read_blob: BlobReader) -> Pins | None:
     """The packages a version of a lock file pins; empty for a side that does not exist."""
-    if _NO_BLOB.match(blob):
-        return {}
-    data = read_blob(blob, _MAX_BYTES)
-    if data is None:
-        return None
+    text = side_text(blob, read_blob, _MAX_BYTES)
+    if not text:
+        return None if text is None else {}
     try:
-        return reader(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        return reader(text)
+    except (ValueError, KeyError, TypeError, AttributeError):
         # Not the format its name promises (npm's lockfile v1 has no `packages`): read as
         # empty, it would make every package of the other side "added".
         return None

@@ -53,6 +53,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "breaking": {"value": facts.breaking.is_breaking, "why": facts.breaking.why},
             "tests_touched": facts.tests_touched,
             "docs_only": facts.docs_only,
+            "whitespace_only": facts.whitespace_only,
             "generated_or_vendored": list(facts.generated_or_vendored),
             "todos_added": list(facts.todos_added),
             "new_options": list(facts.new_options),
@@ -62,6 +63,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "account": facts.account,
             "origin": facts.origin and vars(facts.origin),
             "locks": [vars(change) for change in facts.locks],
+            "settings": [vars(change) for change in facts.settings],
             "release": facts.release
             and {**vars(facts.release), "largest": [vars(item) for item in facts.release.largest]},
             "size": {
