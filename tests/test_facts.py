@@ -1370,6 +1370,15 @@ def test_configuration_files_tell_the_settings_they_add_change_and_remove(
     jsonschema.validate(card_to_dict(card), SCHEMA)
 
 
+def test_a_settings_value_is_quoted_as_the_file_has_it(repo: RepoBuilder) -> None:
+    nav = "nav:\n  - index.md\n  - env.md\n  - Guide:\n      - a.md\n"
+    repo.commit("Add (#1)", {"mkdocs.yml": nav, "docs/env.md": "# Env\n"})
+    files = {"mkdocs.yml": nav.replace("  - env.md\n", ""), "docs/env.md": None}
+    card = origin_card(repo, "Drop the env page (#2)", files)
+    # `env.md` is the nav's value, not the bare name of `docs/env.md` to be completed
+    assert "In `mkdocs.yml`, it removes `env.md` from `nav`." in card.body.summary
+
+
 @pytest.mark.parametrize(
     ("path", "old", "new", "changes"),
     [
@@ -1421,6 +1430,12 @@ def test_configuration_files_tell_the_settings_they_add_change_and_remove(
             [("scripts.t", "changed", "x", "y")],
         ),
         ("README.md", "a: 1\n", "a: 2\n", []),  # no configuration file
+        (  # plain values beside a table that stays: those removed
+            "mkdocs.yml",
+            "nav:\n  - index.md\n  - env.md\n  - Guide:\n      - a.md\n",
+            "nav:\n  - index.md\n  - Guide:\n      - a.md\n",
+            [("nav", "item_removed", "env.md", "")],
+        ),
         (  # a script of several lines: the line of it edited in place
             "ci.yml",
             "run: |\n  make\n  cargo test --bin x\n",

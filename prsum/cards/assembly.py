@@ -142,12 +142,9 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     else:
         if quote := account_quote(card):
             sentences.append(quote)
-        shown = quoted_edits(card.facts.edits, [item.path for item in card.places], pr.title)
+        shown = shown_edits(card)
         sentences.extend(edits_sentences(shown, lang))
-        settings = [
-            c for c in card.facts.settings if not any(map(functools.partial(edit_shows, c), shown))
-        ]
-        sentences.extend(settings_sentences(settings, pr, lang))
+        sentences.extend(settings_quotes(card))
         sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
@@ -184,6 +181,20 @@ def release_quote(card: CardInput) -> str:
     """The sentence that says what a release ships, or ""."""
     release = card.facts.release
     return i18n.release_sentence(release, card.lang) if release else ""
+
+
+def shown_edits(card: CardInput) -> list[LineEdit]:
+    """The edits the card's summary quotes."""
+    return quoted_edits(card.facts.edits, [item.path for item in card.places], card.pr.title)
+
+
+def settings_quotes(card: CardInput) -> list[str]:
+    """The sentences that tell what the configuration sets, less what the quoted edits show:
+    values read from the files, quoted as they are (a nav's `env.md` is no bare name of
+    `docs/env.md` for grounding to complete)."""
+    shown = shown_edits(card)
+    settings = [c for c in card.facts.settings if not any(edit_shows(c, e) for e in shown)]
+    return settings_sentences(settings, card.pr, card.lang)
 
 
 def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
@@ -396,12 +407,13 @@ def assemble(
 ) -> Card:
     """The card: the body grounded in the PR, with coverage, model, timing and provenance."""
     packed, usage = card.packed, card.usage
-    # The description's account and the earlier PRs' titles are quoted as they are.
+    # The description's account, the earlier PRs' titles and the files' settings are quoted
+    # as they are.
     body = grounded(
         body,
         card.evidence,
         card.log,
-        [account_quote(card), origin_quote(card), release_quote(card)],
+        [account_quote(card), origin_quote(card), release_quote(card), *settings_quotes(card)],
     )
     return Card(
         pr=card.pr,

@@ -14,7 +14,8 @@ said is what the files set, true by construction.
   the list keeps its length, else the list is said to change as a whole.
 - A table added is told whole where it is short, else by its keys; a table of one key by that
   key (`profile.debugging`, not `profile` set to `{"debugging": …}`).
-- A list of plain values is compared as a set: the items added and removed.
+- A list's plain values are compared as a set, the items added and removed, where the
+  tables among them (if any) stay as they were.
 - A string too long to show (a step's script) that has a line edited in place is told by that
   line, as a line of code is quoted (`edited`).
 - Values are shown as the format reads them; YAML's scalars as written (`3.10` is no 3.1, `on`
@@ -174,14 +175,17 @@ def _differ(old: Any, new: Any) -> bool:
 
 
 def _compare_lists(old: list[Any], new: list[Any], key: tuple[str, ...]) -> Iterator[Change]:
-    """A list's changes: of plain values, those added and removed; of tables, each table
-    matched with its own (`_identities`) and compared; else the list as a whole."""
+    """A list's changes: of plain values, those added and removed (where its tables, if any,
+    stay as they were); of tables, each table matched with its own (`_identities`) and
+    compared; else the list as a whole."""
     if old == new:
         return
-    plain = not any(isinstance(item, dict | list) for item in old + new)
-    if plain and _unique(old) and _unique(new):
-        yield from ((key, "item_added", "", _shown(v)) for v in new if v not in old)
-        yield from ((key, "item_removed", _shown(v), "") for v in old if v not in new)
+    old_plain, new_plain = [v for v in old if not _nested(v)], [v for v in new if not _nested(v)]
+    nested_same = [v for v in old if _nested(v)] == [v for v in new if _nested(v)]
+    if nested_same and _unique(old_plain) and _unique(new_plain):
+        # Plain values added or removed around tables that stay (a nav's pages by a section)
+        yield from ((key, "item_added", "", _shown(v)) for v in new_plain if v not in old_plain)
+        yield from ((key, "item_removed", _shown(v), "") for v in old_plain if v not in new_plain)
         return
     old_names, new_names = _identities(old), _identities(new)
     if old_names is None or new_names is None:
@@ -200,6 +204,10 @@ def _compare_lists(old: list[Any], new: list[Any], key: tuple[str, ...]) -> Iter
         for name, item in zip(old_names, old, strict=True)
         if name not in new_names
     )
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, dict | list)
 
 
 def _unique(items: list[Any]) -> bool:
