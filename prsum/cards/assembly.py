@@ -87,6 +87,20 @@ class CardInput:
     log: RuleLog  # what the rules refuse, drop or repair while this card is written
 
     @functools.cached_property
+    def shown_edits(self) -> list[LineEdit]:
+        """The edits the summary quotes."""
+        return quoted_edits(self.facts.edits, [item.path for item in self.places], self.pr.title)
+
+    @functools.cached_property
+    def settings_quotes(self) -> list[str]:
+        """The sentences that tell what the configuration sets, less what the quoted edits
+        show: values read from the files, quoted as they are (a nav's `env.md` is no bare name
+        of `docs/env.md` for grounding to complete)."""
+        shown = self.shown_edits
+        settings = [c for c in self.facts.settings if not any(edit_shows(c, e) for e in shown)]
+        return settings_sentences(settings, self.pr, self.lang)
+
+    @functools.cached_property
     def places(self) -> list[Focus]:
         """Where facts say to read first (source and test files the model saw)."""
         return focus_places(self.pr, self.packed, self.lang)
@@ -142,9 +156,9 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
     else:
         if quote := account_quote(card):
             sentences.append(quote)
-        shown = shown_edits(card)
+        shown = card.shown_edits
         sentences.extend(edits_sentences(shown, lang))
-        sentences.extend(settings_quotes(card))
+        sentences.extend(card.settings_quotes)
         sentences.extend(lock_sentences(card.facts.locks, pr.title, lang))
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
@@ -181,20 +195,6 @@ def release_quote(card: CardInput) -> str:
     """The sentence that says what a release ships, or ""."""
     release = card.facts.release
     return i18n.release_sentence(release, card.lang) if release else ""
-
-
-def shown_edits(card: CardInput) -> list[LineEdit]:
-    """The edits the card's summary quotes."""
-    return quoted_edits(card.facts.edits, [item.path for item in card.places], card.pr.title)
-
-
-def settings_quotes(card: CardInput) -> list[str]:
-    """The sentences that tell what the configuration sets, less what the quoted edits show:
-    values read from the files, quoted as they are (a nav's `env.md` is no bare name of
-    `docs/env.md` for grounding to complete)."""
-    shown = shown_edits(card)
-    settings = [c for c in card.facts.settings if not any(edit_shows(c, e) for e in shown)]
-    return settings_sentences(settings, card.pr, card.lang)
 
 
 def quoted_edits(edits: Sequence[LineEdit], first: Sequence[str], title: str) -> list[LineEdit]:
@@ -413,7 +413,7 @@ def assemble(
         body,
         card.evidence,
         card.log,
-        [account_quote(card), origin_quote(card), release_quote(card), *settings_quotes(card)],
+        [account_quote(card), origin_quote(card), release_quote(card), *card.settings_quotes],
     )
     return Card(
         pr=card.pr,
