@@ -402,23 +402,18 @@ def _string_at_start(hunk: list[str]) -> str:
     return ""
 
 
-def first_line_edit(path: str, before: str, after: str) -> LineEdit | None:
+def edited_line(before: str, after: str) -> tuple[str, str] | None:
     """The one line of a text of several lines (a CI step's script) edited in place into
     another, quoted as a line of code is (`--bin ${name}` becoming `--bin=${name}`); None where
     the texts differ otherwise too."""
     old = [line.strip() for line in before.splitlines()]
     new = [line.strip() for line in after.splitlines()]
-    changes = [
-        op
-        for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
+    changes = _changes(old, new)
     if len(changes) != 1 or changes[0][0] != "replace":
         return None  # told by one line, a text whose other lines change would seem unchanged
     _, i1, i2, j1, j2 = changes[0]
-    if i2 - i1 == j2 - j1 == 1:
-        return _replacement(path, old[i1], new[j1])
-    return None
+    edit = _replacement("", old[i1], new[j1]) if i2 - i1 == j2 - j1 == 1 else None
+    return (edit.before, edit.after) if edit else None
 
 
 def _replacement(path: str, before: str, after: str) -> LineEdit | None:
@@ -444,7 +439,8 @@ def _replacement(path: str, before: str, after: str) -> LineEdit | None:
 
 
 def _changes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """The token ranges where two lines differ (difflib's opcodes, less the equal ones)."""
+    """Where two sequences (a line's tokens, a text's lines) differ: difflib's opcodes, less the
+    equal ones."""
     return [
         op
         for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes()

@@ -41,7 +41,7 @@ from typing import Any
 import yaml
 
 from prsum.digest import BlobReader, blob_names, side_text
-from prsum.facts.edits import first_line_edit
+from prsum.facts.edits import edited_line
 from prsum.filekinds import file_kind, is_generated, is_manifest
 from prsum.types import FileDiff, SettingChange, SettingKind
 
@@ -143,12 +143,12 @@ def _compare(old: Any, new: Any, key: tuple[str, ...]) -> Iterator[Change]:
         if before and before == after:  # the same text, not the same value: `"true"` to `true`
             before, after = _shown(old, quoted=True), _shown(new, quoted=True)
         edit = (
-            first_line_edit(dotted(key), old, new)
+            edited_line(old, new)
             if isinstance(old, str) and isinstance(new, str) and not (before and after)
             else None
         )
         if edit is not None:  # a script too long to show: the line of it edited
-            yield key, "edited", edit.before, edit.after
+            yield key, "edited", *edit
         else:
             yield key, "changed", before, after
 
