@@ -31,7 +31,7 @@ class Evidence:
         """The PR's title, message, paths and patches, the names of the definitions its
         changed lines are in (the parser's: a patch need not show them), and what `facts`
         quote of the repository beyond the diff: its lines (echoes, read at the PR's commit),
-        the title of the PR whose lines this one removes, the packages its lock files pin."""
+        the files that use what it changes, the title of the PR whose lines this one removes, the packages its lock files pin."""
         paths = {change.path for change in pr.files}
         paths |= {change.old_path for change in pr.files if change.old_path}
         definitions = " ".join(
@@ -43,6 +43,7 @@ class Evidence:
         beyond: list[str] = []
         if facts is not None:
             beyond += [e.line if isinstance(e, Precedent) else e.path for e in facts.echoes]
+            beyond += [f"{reach.name} {' '.join(reach.users)}" for reach in facts.reach]
             beyond += [facts.origin.title] if facts.origin else []
             if facts.release:
                 beyond += [facts.release.title, *(item.title for item in facts.release.largest)]

@@ -30,6 +30,7 @@ from prsum.types import (
     Origin,
     Precedent,
     PullRequest,
+    Reach,
     Related,
     Release,
     SettingChange,
@@ -333,6 +334,29 @@ def echo_sentence(echo: Echo, lang: Language) -> str:
         f"The old {code(echo.text)} still stands in {echo.count} lines of {echo.files} files, "
         f"`{echo.path}` among them."
     )
+
+
+def reach_sentence(reaches: Sequence[Reach], shown: int, lang: Language) -> str:
+    """Where what the PR changes is used in files it leaves unchanged: for each definition,
+    at most `shown` of those files and a count of the rest."""
+    zh = lang == "zh"
+    parts = []
+    for reach in reaches:
+        files = [f"`{path}`" for path in reach.users[:shown]]
+        more = len(reach.users) - len(files)
+        if zh:
+            users = (
+                f"{'、'.join(files)} 等 {len(reach.users)} 个文件" if more else _series(files, lang)
+            )
+            parts.append(f"{users} 使用了 `{reach.name}`")
+        else:
+            users = _series(
+                [*files, f"{more} more file{'s' * (more > 1)}"] if more else files, lang
+            )
+            parts.append(f"`{reach.name}` is used in {users}")
+    if zh:
+        return "在本 PR 未改动的文件中，" + "；".join(parts) + "。"
+    return "Beyond the files this PR changes, " + "; ".join(parts) + "."
 
 
 def assertion_sentence(assertion: Assertion, lang: Language) -> str:

@@ -23,6 +23,7 @@ from prsum.facts import compute_facts
 from prsum.facts.echoes import edit_echoes
 from prsum.facts.locks import lock_changes
 from prsum.facts.origin import line_origin
+from prsum.facts.reach import definition_reach
 from prsum.facts.release import release_contents
 from prsum.facts.settings import setting_changes
 from prsum.history import History
@@ -293,6 +294,14 @@ class Summarizer:
         echoes = edit_echoes(
             facts.edits, written, self.history.blob, functools.partial(self.history.grep, pr.sha)
         )
+        reach = definition_reach(
+            written,
+            frozenset(
+                path for change in pr.files for path in (change.path, change.old_path) if path
+            ),
+            functools.partial(self.history.grep, pr.sha),
+            functools.partial(self.history.file_at, pr.sha),
+        )
         origin = (
             line_origin(
                 pr,
@@ -322,7 +331,13 @@ class Summarizer:
             settings = tuple(redact_setting(change) for change in settings)
             release = redact_release(release)
         facts = replace(
-            facts, echoes=echoes, origin=origin, locks=locks, settings=settings, release=release
+            facts,
+            echoes=echoes,
+            reach=reach,
+            origin=origin,
+            locks=locks,
+            settings=settings,
+            release=release,
         )
         return _PrInput(pr, commits, diffs, facts)
 

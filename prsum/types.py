@@ -220,6 +220,16 @@ Echo = Precedent | Leftover  # what the repository says of a quoted edit, beyond
 
 
 @dataclass(frozen=True)
+class Reach:
+    """A top-level definition whose body the PR changes (`name`, in `path`) and the product's
+    files, unchanged by the PR, that import and use it at its commit (prsum.facts.reach)."""
+
+    name: str
+    path: str
+    users: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LockChange:
     """A package whose pinned versions a lock file of the PR changes: `before` and `after` the
     versions the old and the new file pin, comma-separated ("" where one pins none: the
@@ -322,6 +332,7 @@ class Facts:
     edits: tuple[LineEdit, ...] = ()  # code edited in place, quoted from the diff
     assertions: tuple[Assertion, ...] = ()  # checks the tests add, quoted from the diff
     echoes: tuple[Echo, ...] = ()  # the repository's lines that bear on the edits (read by git)
+    reach: tuple[Reach, ...] = ()  # files beyond the PR that use what it changes (read by git)
     account: str = ""  # what the description says beyond the title, quoted (prsum.facts.account)
     origin: Origin | None = None  # the earlier PR whose lines this one rewrites (read by git)
     locks: tuple[LockChange, ...] = ()  # packages whose pins the lock files change (read by git)

@@ -134,8 +134,11 @@ def test_a_partial_clone_is_not_searched(repo: RepoBuilder) -> None:
     assert history.grep("HEAD", ["client.fetch(url"]) == (
         ("src/app.py", 1, "client.fetch(url, retries=3)"),
     )
+    assert history.file_at("HEAD", "src/app.py", 1 << 10) == b"client.fetch(url, retries=3)\n"
     repo.git("config", "remote.origin.promisor", "true")
-    assert History(repo.path).grep("HEAD", ["client.fetch(url"]) == ()
+    partial = History(repo.path)
+    assert partial.grep("HEAD", ["client.fetch(url"]) == ()
+    assert partial.file_at("HEAD", "src/app.py", 1 << 10) is None
 
 
 def test_a_path_with_a_newline_is_read_whole(repo: RepoBuilder) -> None:

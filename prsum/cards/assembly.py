@@ -64,6 +64,8 @@ _SETTING_RANK = {
     "added": 2,
     "item_added": 2,
 }
+_REACHES_TOLD = 2  # changed definitions whose users beyond the PR it names
+_USERS_NAMED = 3  # files named a definition, the rest counted
 _LOCKS_SHOWN = 4  # packages whose pins it tells, of all lock files
 _LOCKS_LISTED = 6  # packages a lock file changes at most, for any of them to be named unasked
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")  # names of four characters or more
@@ -163,6 +165,8 @@ def facts_summary(card: CardInput, verdict: Verdict, focus: Sequence[Focus], sai
         sentences.extend(echo_sentences(card.facts.echoes, shown, lang))
         if check := pinned_check(card):
             sentences.append(i18n.assertion_sentence(check, lang))
+    if reaches := card.facts.reach[:_REACHES_TOLD]:
+        sentences.append(i18n.reach_sentence(reaches, _USERS_NAMED, lang))
     if pr.reverts:
         sentences.append(words.undoes.format(label=pr.reverts))
     if quote := release_quote(card):

@@ -472,6 +472,11 @@ class History:
             return None
         return data
 
+    def file_at(self, rev: str, path: str, max_bytes: int) -> bytes | None:
+        """The bytes of `path` in `rev`'s tree, as `blob` reads them; None in a partial clone
+        (git would fetch a blob it lacks)."""
+        return None if self.fetches_on_demand else self.blob(f"{rev}:{path}", max_bytes)
+
     @functools.cached_property
     def fetches_on_demand(self) -> bool:
         """Whether the clone is partial: git would fetch the blobs it lacks from a remote as a

@@ -60,6 +60,7 @@ def card_to_dict(card: Card) -> dict[str, Any]:
             "edits": [vars(edit) for edit in facts.edits],
             "assertions": [vars(check) for check in facts.assertions],
             "echoes": [echo_to_dict(echo) for echo in facts.echoes],
+            "reach": [{**vars(reach), "users": list(reach.users)} for reach in facts.reach],
             "account": facts.account,
             "origin": facts.origin and vars(facts.origin),
             "locks": [vars(change) for change in facts.locks],
