@@ -337,22 +337,19 @@ def echo_sentence(echo: Echo, lang: Language) -> str:
 
 
 def reach_sentence(reaches: Sequence[Reach], shown: int, lang: Language) -> str:
-    """Where what the PR changes is used in files it leaves unchanged: for each definition,
-    at most `shown` of those files and a count of the rest."""
+    """Where what the PR changes is used in files it leaves unchanged: for each function, at
+    most `shown` of those files, "and other files" for the rest (never a count: a file that
+    imports it through a package's re-export is not found, so no count is all of them)."""
     zh = lang == "zh"
     parts = []
     for reach in reaches:
         files = [f"`{path}`" for path in reach.users[:shown]]
-        more = len(reach.users) - len(files)
+        more = len(reach.users) > shown
         if zh:
-            users = (
-                f"{'、'.join(files)} 等 {len(reach.users)} 个文件" if more else _series(files, lang)
-            )
-            parts.append(f"{users} 使用了 `{reach.name}`")
+            users = "、".join(files) + " 等文件" if more else _series(files, lang) + " "
+            parts.append(f"{users}使用了 `{reach.name}`")
         else:
-            users = _series(
-                [*files, f"{more} more file{'s' * (more > 1)}"] if more else files, lang
-            )
+            users = _series([*files, "other files"] if more else files, lang)
             parts.append(f"`{reach.name}` is used in {users}")
     if zh:
         return "在本 PR 未改动的文件中，" + "；".join(parts) + "。"

@@ -221,7 +221,7 @@ Echo = Precedent | Leftover  # what the repository says of a quoted edit, beyond
 
 @dataclass(frozen=True)
 class Reach:
-    """A top-level definition whose body the PR changes (`name`, in `path`) and the product's
+    """A top-level function whose body the PR changes (`name`, in `path`) and the product's
     files, unchanged by the PR, that import and use it at its commit (prsum.facts.reach)."""
 
     name: str

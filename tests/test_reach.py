@@ -61,13 +61,35 @@ def test_a_card_names_the_unchanged_files_that_import_and_use_a_changed_function
         "在本 PR 未改动的文件中，`src/pkg/api.py`、`src/pkg/cli.py`和 `src/pkg/config.py` 使用了 "
         "`normalize_path`。" in card.body.summary
     )
+    # a docstring rewritten changes no caller: nothing is told
+    documented = util.replace("rstrip()", "rstrip()").replace(
+        "def normalize_path(path):\n", 'def normalize_path(path):\n    """Strip."""\n'
+    )
+    repo.commit("Document (#3)", {"src/pkg/util.py": documented.replace("strip()", "rstrip()")})
+    repo.commit(
+        "Reword (#4)",
+        {
+            "src/pkg/util.py": documented.replace("strip()", "rstrip()").replace(
+                "Strip.", "Strip the end."
+            )
+        },
+    )
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card) and card.facts.reach == ()
 
 
-def reach_in(files: dict[str, str], changed: str, name: str) -> tuple[str, ...]:
-    """The users that `definition_reach` finds of `name`, changed in the file `changed`, among
-    `files` (the tree at the PR's commit, the PR's own file left out)."""
-    definition = DefinitionChange("changed", name, name, "function_declaration", 2, True)
-    diff = FileDiff(changed, "", ParsedChange((definition,), 0))
+def reach_in(
+    files: dict[str, str], changed: str, name: str, kind: str = "function_declaration"
+) -> tuple[str, ...]:
+    """The users that `definition_reach` finds of `name` (a definition of the grammar's node
+    type `kind`), changed in the file `changed`, among `files` (the tree at the PR's commit,
+    the PR's own file left out)."""
+    definition = DefinitionChange("changed", name, name, kind, 2, True)
+    # the PR rewrites the definition's first line, a line of code
+    lines = files[changed].splitlines()
+    number = next(index for index, line in enumerate(lines, start=1) if name in line)
+    patch = f"@@ -{number} +{number} @@\n-old\n+{lines[number - 1]}\n"
+    diff = FileDiff(changed, patch, ParsedChange((definition,), 0))
 
     def grep(texts: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
         return tuple(
@@ -93,6 +115,8 @@ def test_typescript_imports_are_resolved_to_the_changed_file() -> None:
         # another module's function of the same name; a re-export; a string
         "src/router/b.ts": "import { checkOptional } from '../other/url'\ncheckOptional(p)\n",
         "src/index.ts": "export { checkOptional } from './utils/url'\n",
+        "src/utils/all.ts": "import { checkOptional } from './url'\n"
+        "export default {\n  version: '1',\n  checkOptional,\n}\n",
         "src/router/d.ts": "import { checkOptional } from '../utils/url'\nlog('checkOptional')\n",
         # a package's own index, imported as its folder
         "src/lib/x.ts": "import { checkOptional } from '../fmt'\ncheckOptional()\n",
@@ -130,8 +154,27 @@ def test_go_uses_are_an_exported_name_through_the_import_of_its_package() -> Non
     assert reach_in(files, "pkg/util/util.go", "Normalize") == ("cmd/alias.go", "cmd/main.go")
 
 
-def test_languages_not_read_and_names_too_short_reach_nothing() -> None:
-    files = {"src/main.rs": "use crate::util::normalize;\nfn main() { normalize() }\n"}
+def test_a_sentence_names_three_files_and_never_counts_the_rest() -> None:
+    from prsum.i18n import reach_sentence
+    from prsum.types import Reach
+
+    reach = Reach("parse", "src/p.py", ("a.py", "b.py", "c.py", "d.py"))
+    assert reach_sentence([reach], 3, "en") == (
+        "Beyond the files this PR changes, `parse` is used in `a.py`, `b.py`, `c.py` and other files."
+    )
+    assert reach_sentence([reach], 3, "zh") == (
+        "在本 PR 未改动的文件中，`a.py`、`b.py`、`c.py` 等文件使用了 `parse`。"
+    )
+
+
+def test_classes_languages_not_read_and_names_too_short_reach_nothing() -> None:
+    files = {"a.py": "class Config:\n    pass\n", "b.py": "from a import Config\nConfig()\n"}
+    assert reach_in(files, "a.py", "Config", "function_definition") == ("b.py",)
+    assert reach_in(files, "a.py", "Config", "class_definition") == ()
+    files = {
+        "src/util.rs": "pub fn normalize() {}\n",
+        "src/main.rs": "use crate::util::normalize;\nfn main() { normalize() }\n",
+    }
     assert reach_in(files, "src/util.rs", "normalize") == ()
-    files = {"b.py": "from a import run\nrun()\n"}
+    files = {"a.py": "def run():\n    pass\n", "b.py": "from a import run\nrun()\n"}
     assert reach_in(files, "a.py", "run") == ()

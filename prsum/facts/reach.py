@@ -1,6 +1,5 @@
 """Where the code a PR changes is used beyond the PR: the files, left unchanged by it, that
-import a top-level function, class or type whose body it changes and use it (read at the PR's
-commit).
+import a top-level function whose body it changes and use it (read at the PR's commit).
 
 A fix to `checkOptionalParameter` reaches every router that imports it; a reviewer checks
 those, and the diff does not name them. The sentence must be true, so a file counts only
@@ -28,6 +27,7 @@ from itertools import islice
 from pathlib import PurePosixPath
 
 from prsum.filekinds import file_kind, is_auxiliary, is_generated
+from prsum.syntax import language_of, outline
 from prsum.types import FileDiff, Reach
 
 # Search the PR's commit for fixed strings: (path, line number, line) of each line that holds
@@ -45,19 +45,33 @@ _MAX_KEYS = 50  # `name:` places looked into (each a walk back through the file)
 _PYTHON = frozenset({".py", ".pyi"})
 _SCRIPT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")  # resolution order
 _GO = frozenset({".go"})
-# Node types that are no top-level function, class or type a file imports by name.
-_NOT_IMPORTED = frozenset({"method_declaration", "method_definition", "field_definition"})
+# The node types of functions (and JS/TS `const` bindings, arrow functions mostly): a change to
+# one's body reaches every caller. A class's or a type's change is mostly a field or a method,
+# whose callers an import does not show ("`HFModelConfig` is used in …" was judged empty).
+_FUNCTIONS = frozenset(
+    {
+        "function_definition",
+        "function_declaration",
+        "generator_function_declaration",
+        "variable_declarator",
+    }
+)
 
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.M)
-_JS_IMPORT = re.compile(
-    r"\bimport[ \t]+(?:type[ \t]+)?([\w$\s,{}*]{0,2000}?)[ \t\n]*from[ \t]*(['\"])([^'\"\n]+)\2"
+_JS_IMPORT = re.compile(  # a default, a namespace or braces (or a default and one of them)
+    r"\bimport\s+(?:type\s+)?"
+    r"(\*\s*as\s+[\w$]+|\{[^}]{0,4000}\}|[\w$]+(?:\s*,\s*(?:\{[^}]{0,4000}\}|\*\s*as\s+[\w$]+))?)"
+    r"\s*from\s*(['\"])([^'\"\n]+)\2"
 )
 _JS_NAMESPACE = re.compile(r"\*\s*as\s+([A-Za-z_$][\w$]*)")
 _JS_REEXPORT = re.compile(r"\bexport\s*(?:type\s*)?\{[^}]*\}|\bexport\s+default\s+[\w$]+\s*;?")
+_JS_DEFAULT_OBJECT = re.compile(r"\bexport\s+default\s*\{")
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.M)
 _GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _GO_IMPORT_BLOCK = re.compile(r"^import\s*(?:\([^)]*\)|[^\n]*)", re.M)
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*)")
 _GO_IMPORT_SPEC = re.compile(r"(?:^|[\s(])([\w.]+\s+)?\"([^\"\n]+)\"")
 
 
@@ -74,7 +88,8 @@ def definition_reach(
     """Each top-level definition whose body the PR changes, with the product's files outside
     the PR (`pr_paths`) that import and use it; definitions no such file uses are left out, and
     so are those whose every holder could not be read (the files named must be all of them)."""
-    candidates = sorted(_changed_definitions(diffs), key=lambda d: -d.lines)[:_MAX_NAMES]
+    tree = _Tree(read_file)
+    candidates = sorted(_changed_definitions(diffs, tree), key=lambda d: -d.lines)[:_MAX_NAMES]
     # A name two changed files define would make "`x` is used in …" ambiguous.
     defined = Counter(definition.name for definition in candidates)
     candidates = [definition for definition in candidates if defined[definition.name] == 1]
@@ -88,7 +103,6 @@ def definition_reach(
         for name in names:
             if re.search(_word(name), line):
                 holders.setdefault(name, set()).add(path)
-    tree = _Tree(read_file)
     found = []
     for definition in candidates:
         family = _family(definition.path)
@@ -101,21 +115,66 @@ def definition_reach(
     return tuple(found)
 
 
-def _changed_definitions(diffs: tuple[FileDiff, ...]) -> Iterator[_Definition]:
-    """Each top-level function, class or type of the product's source whose lines the PR
-    changes."""
+def _changed_definitions(diffs: tuple[FileDiff, ...], tree: _Tree) -> Iterator[_Definition]:
+    """Each top-level function of the product's source whose code (not only its docstring or
+    comments: a docstring rewritten changes no caller) the PR changes."""
     for diff in diffs:
         if diff.parsed is None or not _product(diff.path) or _family(diff.path) is None:
             continue
-        for change in diff.parsed.definitions:
+        names = {
+            change.name: change.lines
+            for change in diff.parsed.definitions
+            if change.status == "changed"
+            and change.qualified == change.name
+            and change.kind in _FUNCTIONS
+            and len(change.name) >= _MIN_NAME
+            and not change.name.startswith("__")
+        }
+        text = tree.text(diff.path) if names else None
+        language = language_of(diff.path)
+        found = outline(text.encode(), language) if text is not None and language else None
+        code = _code(text, diff.path) if text is not None else None
+        if found is None or code is None:
+            continue
+        lines = {n for n in _changed_positions(diff.patch) if 0 < n <= len(code) and code[n - 1]}
+        for definition in found.definitions:
             if (
-                change.status == "changed"
-                and change.qualified == change.name
-                and change.kind not in _NOT_IMPORTED
-                and len(change.name) >= _MIN_NAME
-                and not change.name.startswith("__")
+                definition.parent is None
+                and definition.name in names
+                and any(definition.start <= number <= definition.end for number in lines)
             ):
-                yield _Definition(change.name, diff.path, change.lines)
+                yield _Definition(definition.name, diff.path, names[definition.name])
+
+
+def _code(text: str, path: str) -> list[str] | None:
+    """The file's lines with comments and strings blanked (a docstring's line is empty)."""
+    code = _python_code(text) if _family(path) == "python" else _c_like_code(text, "`")
+    return [line.strip() for line in code.split("\n")] if code is not None else None
+
+
+def _changed_positions(patch: str) -> set[int]:
+    """The lines of the new version a patch changes: the lines a run of changes adds, or for a
+    run that only removes (a removed comment or blank line aside), the lines on either side of
+    where it was."""
+    found: set[int] = set()
+    number = 0
+    added: list[int] = []
+    removed = False
+    for text in [*patch.split("\n"), " "]:  # a context line ends the last run
+        if text.startswith("+") and number:
+            added.append(number)
+            number += 1
+            continue
+        if text.startswith("-") and number:
+            removed = removed or bool(text[1:].strip() and not _COMMENT_LINE.match(text[1:]))
+            continue
+        found |= set(added) if added else ({number - 1, number} if removed else set())
+        added, removed = [], False
+        if hunk := _HUNK.match(text):
+            number = int(hunk.group(1))
+        elif text.startswith(" ") and number:
+            number += 1
+    return found
 
 
 def _product(path: str) -> bool:
@@ -379,6 +438,9 @@ def _script_target(tree: _Tree, user: str, spec: str) -> str | None:
 def _script_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> bool:
     code = _c_like_code(text, "`")
     spans = [match.span() for match in _JS_REEXPORT.finditer(code)]
+    # `export default { memo, … }` re-exports too: the object's whole text
+    objects = _JS_DEFAULT_OBJECT.finditer(code)
+    spans += [(match.start(), _closing(code, match.end() - 1)) for match in objects]
     direct: set[str] = set()
     owners: set[str] = set()
     elsewhere: set[str] = set()
@@ -405,16 +467,32 @@ def _script_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> 
         if here and namespace:
             owners.add(namespace.group(1))
         elsewhere |= bound - owners
-    patterns = [_alone(name) for name in direct] + [_member(m, definition.name) for m in owners]
     names = direct | owners
+    if not names or names & elsewhere:
+        return False
+    patterns = [_alone(name) for name in direct] + [_member(m, definition.name) for m in owners]
     shadowed = "|".join(re.escape(name) for name in names)
     declared = rf"\b(?:function\*?|class|const|let|var|enum|interface|type)\s+(?:{shadowed})\b"
-    typed = rf"(?<![\w$.])(?:{shadowed})\s*\??\s*:(?!:)"  # a parameter, or a key of an object
+    typed = rf"(?<![\w$.])(?:{shadowed})\s*(?:\?\s*)?:(?!:)"  # a parameter, or an object's key
     keys = list(islice(re.finditer(typed, code), _MAX_KEYS + 1))
     parameter = len(keys) > _MAX_KEYS or any(_in_parentheses(code, key.start()) for key in keys)
-    if not names or names & elsewhere or parameter or _used(code, spans, declared):
+    if parameter or _used(code, spans, declared):
         return False
     return any(_used(code, spans, pattern) for pattern in patterns)
+
+
+def _closing(code: str, opening: int) -> int:
+    """The offset just past the brace that closes the one at `opening` (the end of the file
+    where none does)."""
+    depth = 0
+    for index in range(opening, len(code)):
+        if code[index] == "{":
+            depth += 1
+        elif code[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(code)
 
 
 def _in_parentheses(code: str, index: int) -> bool:
