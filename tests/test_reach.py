@@ -35,6 +35,8 @@ def test_a_card_names_the_unchanged_files_that_import_and_use_a_changed_function
             # a field annotated with it uses it; a parameter of the same name shadows it
             "src/pkg/config.py": "from .util import normalize_path\n\n\nclass C:\n    f: normalize_path = None\n",
             "src/pkg/shadow.py": "from .util import normalize_path\n\n\ndef g(x, normalize_path=None):\n    return normalize_path(x)\n",
+            # swapped out and restored (a test helper's monkeypatch), never called
+            "src/pkg/fake.py": "from . import util\n\nsaved = util.normalize_path\nutil.normalize_path = str\n",
             # only a comment names it
             "src/pkg/notes.py": "from .util import normalize_path\n# normalize_path(x) strips\n",
         },
@@ -125,6 +127,11 @@ def test_typescript_imports_are_resolved_to_the_changed_file() -> None:
         "interface O {\n  checkOptional?: (p: string) => boolean\n}\ncheckOptional(p)\n",
         "src/router/param.ts": "import { checkOptional } from '../utils/url'\n"
         "function f(checkOptional: boolean) { return checkOptional }\n",
+        # an exported object re-exports; a regex's backtick opens no template literal
+        "src/utils/jwt.ts": "import { checkOptional } from './url'\n"
+        "export const Jwt = { checkOptional, other }\n",
+        "src/router/re.ts": "import { checkOptional } from '../utils/url'\n"
+        "const r = /`/\nconst s = `checkOptional()`\n",
         "src/utils/url.ts": "export function checkOptional() {}\n",
         "src/fmt/index.ts": "export function checkOptional() {}\n",
     }
@@ -135,6 +142,31 @@ def test_typescript_imports_are_resolved_to_the_changed_file() -> None:
         "src/router/opts.ts",
     )
     assert reach_in(files, "src/fmt/index.ts", "checkOptional") == ("src/lib/x.ts",)
+    # `.` is the folder: its index, never a file of the folder's name beside it
+    files = {
+        "src/router.ts": "export function route() {}\n",
+        "src/router/index.ts": "export function route() {}\n",
+        "src/router/use.ts": "import { route } from '.'\nroute()\n",
+    }
+    assert reach_in(files, "src/router.ts", "route") == ()
+    assert reach_in(files, "src/router/index.ts", "route") == ("src/router/use.ts",)
+
+
+def test_an_absolute_import_is_no_local_package_of_the_same_name() -> None:
+    files = {
+        "myapp/__init__.py": "",
+        "myapp/email/__init__.py": "",
+        "myapp/email/utils.py": "def formatdate():\n    return 1\n",
+        "myapp/notify.py": "from email.utils import formatdate\nformatdate()\n",  # the standard library's
+        "app/__init__.py": "",
+        "app/ray/util.py": "def node_ip():\n    return 1\n",
+        "app/x.py": "from ray.util import node_ip\nnode_ip()\n",  # the installed ray's
+        "src/ray2/util.py": "def node_ip():\n    return 1\n",
+        "src/cli.py": "from ray2.util import node_ip\nnode_ip()\n",  # src/ is no package
+    }
+    assert reach_in(files, "myapp/email/utils.py", "formatdate") == ()
+    assert reach_in(files, "app/ray/util.py", "node_ip") == ()
+    assert reach_in(files, "src/ray2/util.py", "node_ip") == ("src/cli.py",)
 
 
 def test_go_uses_are_an_exported_name_through_the_import_of_its_package() -> None:

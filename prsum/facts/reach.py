@@ -19,6 +19,7 @@ import bisect
 import io
 import posixpath
 import re
+import sys
 import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -66,7 +67,10 @@ _JS_IMPORT = re.compile(  # a default, a namespace or braces (or a default and o
 )
 _JS_NAMESPACE = re.compile(r"\*\s*as\s+([A-Za-z_$][\w$]*)")
 _JS_REEXPORT = re.compile(r"\bexport\s*(?:type\s*)?\{[^}]*\}|\bexport\s+default\s+[\w$]+\s*;?")
-_JS_DEFAULT_OBJECT = re.compile(r"\bexport\s+default\s*\{")
+# `export default { … }`, `export const Jwt = { sign, verify }`: objects that re-export names
+_JS_EXPORTED_OBJECT = re.compile(
+    r"\bexport\s+(?:default\s*|(?:const|let|var)\s+[\w$]+\s*(?::[^=\n]+)?=\s*)\{"
+)
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.M)
 _GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _GO_IMPORT_BLOCK = re.compile(r"^import\s*(?:\([^)]*\)|[^\n]*)", re.M)
@@ -224,7 +228,7 @@ def _uses(tree: _Tree, user: str, definition: _Definition) -> bool:
         return False
     family = _family(user)
     if family == "python":
-        return _python_uses(text, user, definition)
+        return _python_uses(tree, text, user, definition)
     if family == "script":
         return _script_uses(tree, text, user, definition)
     return _go_uses(tree, text, definition)
@@ -313,19 +317,28 @@ def _python_module(user: str, dots: str, module: str) -> tuple[str, ...] | None:
 
 
 def _same_module(
-    named: tuple[str, ...] | None, relative: bool, user: str, defined: tuple[str, ...]
+    tree: _Tree,
+    named: tuple[str, ...] | None,
+    relative: bool,
+    user: str,
+    defined: tuple[str, ...],
 ) -> bool:
     """Whether an import of `user` names the module `defined`: a relative one exactly; an
-    absolute one as the tail of its path (the tree may hold it under `src/`), two parts at
-    least, where the folders above that tail hold `user` too (another service's `app.utils`
-    is another module)."""
+    absolute one as the tail of its path, two parts at least, where the folder above that
+    tail can be where imports start (`src/`, not a package: `myapp/email/utils.py` is no
+    `email.utils`), that folder holds `user` too (another service's `app.utils` is another
+    module), and the name is no module of the standard library."""
     if not named:
         return False
     if relative:
         return named == defined
     if len(named) < min(2, len(defined)) or defined[-len(named) :] != named:
         return False
+    if named[0] in sys.stdlib_module_names:
+        return False
     root = defined[: len(defined) - len(named)]
+    if root and tree.exists(posixpath.join(*root, "__init__.py")):
+        return False
     return PurePosixPath(user).parts[: len(root)] == root
 
 
@@ -352,7 +365,7 @@ def _python_binds(code: str, spans: Sequence[tuple[int, int]], name: str) -> boo
     return _used(code, spans, re.compile(binding, re.MULTILINE))
 
 
-def _python_uses(text: str, user: str, definition: _Definition) -> bool:
+def _python_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> bool:
     code = _python_code(text)
     if code is None:
         return False
@@ -366,16 +379,18 @@ def _python_uses(text: str, user: str, definition: _Definition) -> bool:
         dots, module, clause = match.groups()
         named = _python_module(user, dots, module)
         for imported, bound in _imported(clause):
-            if imported == definition.name and _same_module(named, bool(dots), user, defined):
+            if imported == definition.name and _same_module(tree, named, bool(dots), user, defined):
                 direct.add(bound)
-            elif named is not None and _same_module((*named, imported), bool(dots), user, defined):
+            elif named is not None and _same_module(
+                tree, (*named, imported), bool(dots), user, defined
+            ):
                 owners.add(bound)  # `from pkg import mod as m` … `m.name`
             else:
                 elsewhere.add(bound)
     for match in _PY_IMPORT.finditer(code):
         spans.append(match.span())
         for imported, bound in _imported(match.group(1)):
-            if _same_module(tuple(imported.split(".")), False, user, defined):
+            if _same_module(tree, tuple(imported.split(".")), False, user, defined):
                 owners.add(bound)  # `import a.b as m` … `m.name`
             else:
                 elsewhere.add(bound.split(".")[0])
@@ -383,21 +398,32 @@ def _python_uses(text: str, user: str, definition: _Definition) -> bool:
     names = direct | owners
     if names & elsewhere or any(_python_binds(code, spans, name) for name in names):
         return False
+    if _patched(code, spans, owners, definition.name):
+        return False
     return any(_used(code, spans, pattern) for pattern in patterns)
+
+
+def _patched(code: str, spans: Sequence[tuple[int, int]], owners: set[str], name: str) -> bool:
+    """Whether the file assigns the function through its module (`_compat.f = fake`): a file
+    that swaps it out saves and restores it, it does not call it."""
+    return any(_used(code, spans, _member(owner, name) + r"\s*=(?!=)") for owner in owners)
 
 
 # --- JavaScript and TypeScript ----------------------------------------------------------------
 
 
-def _c_like_code(text: str, raw_quote: str) -> str:
+def _c_like_code(text: str, raw_quote: str, regex_literals: bool = False) -> str:
     """The file with its comments and string literals blanked: `//` and `/* */` comments,
-    '…' and "…" strings, and `raw_quote` strings (JS template literals, Go raw strings)
-    whole."""
+    '…' and "…" strings, `raw_quote` strings (JS template literals, Go raw strings) whole,
+    and with `regex_literals` JavaScript's `/…/` (a quote or `/*` inside one is no string or
+    comment)."""
     spans = []
     index, length = 0, len(text)
     while index < length:
         char = text[index]
-        if text.startswith("//", index):
+        if regex_literals and char == "/" and (end := _regex_end(text, index)):
+            pass
+        elif text.startswith("//", index):
             end = text.find("\n", index)
         elif text.startswith("/*", index):
             end = text.find("*/", index + 2)
@@ -420,6 +446,30 @@ def _c_like_code(text: str, raw_quote: str) -> str:
     return _blank(text, iter(spans))
 
 
+def _regex_end(text: str, index: int) -> int:
+    """Where the JavaScript regex literal that starts at `index` ends, or 0 where the `/` is
+    no regex's (a division, a comment): a regex follows an operator, a bracket or `return`,
+    and ends on its line at a `/` outside a character class."""
+    if text.startswith(("//", "/*"), index):
+        return 0
+    before = text[:index].rstrip()
+    if before and before[-1] not in "(,=:[!&|?{};+-*%<>~^" and not before.endswith("return"):
+        return 0
+    end, in_class = index + 1, False
+    while end < len(text) and text[end] != "\n":
+        char = text[end]
+        if char == "\\":
+            end += 1
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "/" and not in_class:
+            return end + 1
+        end += 1
+    return 0
+
+
 def _script_target(tree: _Tree, user: str, spec: str) -> str | None:
     """The file a relative import specifier of `user` resolves to, as Node and TypeScript
     look for it: the file as written, with an extension added (`./url.js` may stand for
@@ -429,17 +479,18 @@ def _script_target(tree: _Tree, user: str, spec: str) -> str | None:
     target = posixpath.normpath(posixpath.join(posixpath.dirname(user), spec))
     suffix = PurePosixPath(target).suffix
     stem = posixpath.splitext(target)[0] if suffix in _SCRIPT else target
-    candidates = [target] if suffix in _SCRIPT else []
-    candidates += [stem + extension for extension in _SCRIPT]
+    folder = spec in (".", "..") or spec.endswith("/")  # `.`, `..`, `./lib/` are folders only
+    candidates = [target] if suffix in _SCRIPT and not folder else []
+    candidates += [] if folder else [stem + extension for extension in _SCRIPT]
     candidates += [posixpath.join(target, "index" + extension) for extension in _SCRIPT]
     return next((path for path in candidates if tree.exists(path)), None)
 
 
 def _script_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> bool:
-    code = _c_like_code(text, "`")
+    code = _c_like_code(text, "`", regex_literals=True)
     spans = [match.span() for match in _JS_REEXPORT.finditer(code)]
-    # `export default { memo, … }` re-exports too: the object's whole text
-    objects = _JS_DEFAULT_OBJECT.finditer(code)
+    # an exported object re-exports too: the object's whole text
+    objects = _JS_EXPORTED_OBJECT.finditer(code)
     spans += [(match.start(), _closing(code, match.end() - 1)) for match in objects]
     direct: set[str] = set()
     owners: set[str] = set()
@@ -474,9 +525,9 @@ def _script_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> 
     shadowed = "|".join(re.escape(name) for name in names)
     declared = rf"\b(?:function\*?|class|const|let|var|enum|interface|type)\s+(?:{shadowed})\b"
     typed = rf"(?<![\w$.])(?:{shadowed})\s*(?:\?\s*)?:(?!:)"  # a parameter, or an object's key
-    keys = list(islice(re.finditer(typed, code), _MAX_KEYS + 1))
-    parameter = len(keys) > _MAX_KEYS or any(_in_parentheses(code, key.start()) for key in keys)
-    if parameter or _used(code, spans, declared):
+    keys = [key.start() for key in islice(re.finditer(typed, code), _MAX_KEYS + 1)]
+    parameter = len(keys) > _MAX_KEYS or "(" in _innermost_openers(code, keys)
+    if parameter or _used(code, spans, declared) or _patched(code, spans, owners, definition.name):
         return False
     return any(_used(code, spans, pattern) for pattern in patterns)
 
@@ -495,18 +546,25 @@ def _closing(code: str, opening: int) -> int:
     return len(code)
 
 
-def _in_parentheses(code: str, index: int) -> bool:
-    """Whether the innermost bracket open at `index` is a parenthesis: `name: T` there is a
-    parameter, which shadows the import; in braces it is a key, which does not."""
-    depth = 0
-    for char in reversed(code[:index]):
-        if char in ")]}":
-            depth += 1
-        elif char in "([{":
-            if depth == 0:
-                return char == "("
-            depth -= 1
-    return False
+def _innermost_openers(code: str, positions: Sequence[int]) -> list[str]:
+    """The innermost bracket open at each of `positions` (ascending), "" where none is, in
+    one pass: `name: T` inside a parenthesis is a parameter, which shadows the import; inside
+    braces it is a key, which does not."""
+    openers: list[str] = []
+    found = []
+    targets = iter(positions)
+    target = next(targets, None)
+    for index, char in enumerate(code):
+        while target is not None and target == index:
+            found.append(openers[-1] if openers else "")
+            target = next(targets, None)
+        if target is None:
+            break
+        if char in "([{":
+            openers.append(char)
+        elif char in ")]}" and openers:
+            openers.pop()
+    return found
 
 
 # --- Go ---------------------------------------------------------------------------------------
@@ -519,7 +577,8 @@ def _go_uses(tree: _Tree, text: str, definition: _Definition) -> bool:
     defining = tree.text(definition.path)
     if not definition.name[:1].isupper() or module_file is None or defining is None:
         return False
-    module, package = _GO_MODULE.search(module_file), _GO_PACKAGE.search(defining)
+    module = _GO_MODULE.search(module_file)
+    package = _GO_PACKAGE.search(_c_like_code(defining, "`"))
     if module is None or package is None:
         return False
     folder = posixpath.dirname(definition.path)
