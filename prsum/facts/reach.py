@@ -452,9 +452,12 @@ def _regex_end(text: str, index: int) -> int:
     and ends on its line at a `/` outside a character class."""
     if text.startswith(("//", "/*"), index):
         return 0
-    before = text[:index].rstrip()
-    if before and before[-1] not in "(,=:[!&|?{};+-*%<>~^" and not before.endswith("return"):
-        return 0
+    last = index - 1
+    while last >= 0 and text[last] in " \t\r\n":
+        last -= 1
+    operand = last >= 0 and text[last] not in "(,=:[!&|?{};+-*%<>~^"
+    if operand and not text.endswith("return", 0, last + 1):
+        return 0  # after a name, a number or a bracket closed: a division
     end, in_class = index + 1, False
     while end < len(text) and text[end] != "\n":
         char = text[end]
