@@ -44,7 +44,8 @@ _PATTERNS_BY_SUFFIX: dict[str, re.Pattern[str]] = {
     **dict.fromkeys((".toml", ".yaml", ".yml", ".ini", ".cfg"), _CONFIG_KEY),
 }
 _HUNK = re.compile(r"^@@ [^@]+ @@\s*(.*)$")
-_HUNK_START = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+# A hunk's header: the first line numbers of its old and new sides.
+HUNK_START = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _BLOBS = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Control-flow words that the JS method pattern would otherwise take for method names.
 _KEYWORDS = frozenset(
@@ -274,7 +275,7 @@ def changed_lines(patch: str) -> tuple[list[int], list[int]]:
     old_line = new_line = 0
     in_hunk = False
     for line in patch.splitlines():
-        start = _HUNK_START.match(line)
+        start = HUNK_START.match(line)
         if start:
             old_line, new_line = int(start.group(1)), int(start.group(2))
             in_hunk = True

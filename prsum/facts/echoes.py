@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from prsum.digest import BlobReader, blob_names
+from prsum.digest import HUNK_START, BlobReader, blob_names
 from prsum.facts.edits import balanced, removed_code, written_part
 from prsum.filekinds import file_kind, is_auxiliary, is_generated
 from prsum.types import Echo, FileDiff, Leftover, LineEdit, Precedent
@@ -37,7 +37,6 @@ _MAX_LINE = 100  # characters of a line quoted whole
 _MAX_BYTES = 1 << 20
 _MAX_SEARCHED = 50  # old texts searched a PR: a card quotes two edits, a huge PR has thousands
 _COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|\"\"\"|''')")
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 def edit_echoes(
@@ -87,8 +86,8 @@ def added_line_numbers(patch: str) -> frozenset[int]:
     line = 0
     in_hunk = False
     for text in patch.split("\n"):
-        if hunk := _HUNK.match(text):
-            line, in_hunk = int(hunk.group(1)), True
+        if hunk := HUNK_START.match(text):
+            line, in_hunk = int(hunk.group(2)), True
         elif in_hunk and text.startswith("+"):
             numbers.add(line)
             line += 1

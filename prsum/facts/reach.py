@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import PurePosixPath
 
+from prsum.digest import HUNK_START
 from prsum.filekinds import file_kind, is_auxiliary, is_generated
 from prsum.syntax import language_of, outline
 from prsum.types import FileDiff, Reach
@@ -74,7 +75,6 @@ _JS_EXPORTED_OBJECT = re.compile(
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.M)
 _GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _GO_IMPORT_BLOCK = re.compile(r"^import\s*(?:\([^)]*\)|[^\n]*)", re.M)
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*)")
 _GO_IMPORT_SPEC = re.compile(r"(?:^|[\s(])([\w.]+\s+)?\"([^\"\n]+)\"")
 
@@ -174,8 +174,8 @@ def _changed_positions(patch: str) -> set[int]:
             continue
         found |= set(added) if added else ({number - 1, number} if removed else set())
         added, removed = [], False
-        if hunk := _HUNK.match(text):
-            number = int(hunk.group(1))
+        if hunk := HUNK_START.match(text):
+            number = int(hunk.group(2))
         elif text.startswith(" ") and number:
             number += 1
     return found
