@@ -167,6 +167,11 @@ def test_an_absolute_import_is_no_local_package_of_the_same_name() -> None:
     assert reach_in(files, "myapp/email/utils.py", "formatdate") == ()
     assert reach_in(files, "app/ray/util.py", "node_ip") == ()
     assert reach_in(files, "src/ray2/util.py", "node_ip") == ("src/cli.py",)
+    # a deprecation shim hands the function on: it does not use it
+    files["src/old.py"] = (
+        "def __getattr__(name):\n    from ray2.util import node_ip\n\n    return node_ip\n"
+    )
+    assert reach_in(files, "src/ray2/util.py", "node_ip") == ("src/cli.py",)
 
 
 def test_go_uses_are_an_exported_name_through_the_import_of_its_package() -> None:

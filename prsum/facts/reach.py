@@ -400,6 +400,12 @@ def _python_uses(tree: _Tree, text: str, user: str, definition: _Definition) -> 
         return False
     if _patched(code, spans, owners, definition.name):
         return False
+    # `return name` hands the function on (a module's `__getattr__` shim), it does not use it
+    handed = "|".join(re.escape(name) for name in direct) or "(?!)"
+    spans += [
+        match.span()
+        for match in re.finditer(rf"^[ \t]*return[ \t]+(?:{handed})[ \t]*$", code, re.M)
+    ]
     return any(_used(code, spans, pattern) for pattern in patterns)
 
 
