@@ -43,7 +43,7 @@ _MIN_NAME = 4  # characters: shorter names (`run`, `get`) are everybody's
 _MAX_NAMES = 10  # definitions searched a PR, the most changed first
 _MAX_READ = 40  # files read a PR: a name more files hold is not told (no count could be stood by)
 _MAX_BYTES = 1 << 20
-_MAX_KEYS = 50  # `name:` places looked into (each a walk back through the file); more: shadowed
+_MAX_KEYS = 50  # `name:` places looked into for a parameter; a file with more counts as shadowed
 _PYTHON = frozenset({".py", ".pyi"})
 _SCRIPT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")  # resolution order
 _GO = frozenset({".go"})
@@ -59,6 +59,7 @@ _FUNCTIONS = frozenset(
     }
 )
 
+_COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*)")
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.M)
 _JS_IMPORT = re.compile(  # a default, a namespace or braces (or a default and one of them)
@@ -75,7 +76,6 @@ _JS_EXPORTED_OBJECT = re.compile(
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.M)
 _GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _GO_IMPORT_BLOCK = re.compile(r"^import\s*(?:\([^)]*\)|[^\n]*)", re.M)
-_COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*)")
 _GO_IMPORT_SPEC = re.compile(r"(?:^|[\s(])([\w.]+\s+)?\"([^\"\n]+)\"")
 
 
@@ -89,9 +89,9 @@ class _Definition:
 def definition_reach(
     diffs: tuple[FileDiff, ...], pr_paths: frozenset[str], grep: Grep, read_file: ReadFile
 ) -> tuple[Reach, ...]:
-    """Each top-level definition whose body the PR changes, with the product's files outside
-    the PR (`pr_paths`) that import and use it; definitions no such file uses are left out, and
-    so are those whose every holder could not be read (the files named must be all of them)."""
+    """Each top-level function whose code the PR changes, with the product's files outside the
+    PR (`pr_paths`) that import and use it; functions no such file uses are left out, and so
+    are those whose every holder could not be read within the budget."""
     tree = _Tree(read_file)
     candidates = sorted(_changed_definitions(diffs, tree), key=lambda d: -d.lines)[:_MAX_NAMES]
     # A name two changed files define would make "`x` is used in …" ambiguous.
