@@ -411,6 +411,8 @@ _SETTING_PHRASES: dict[Language, dict[tuple[str, bool, bool], str]] = {
         ("item_added", False, False): "adds an item to {key}",
         ("item_removed", True, False): "removes {before} from {key}",
         ("item_removed", False, False): "removes an item from {key}",
+        ("moved", True, True): "moves {before} to {key} ({after})",
+        ("item_moved", True, True): "moves {after} from {before} to {key}",
     },
     "zh": {
         ("added", False, True): "新设 {key} 为 {after}",
@@ -423,6 +425,8 @@ _SETTING_PHRASES: dict[Language, dict[tuple[str, bool, bool], str]] = {
         ("item_added", False, False): "{key} 新增一项",
         ("item_removed", True, False): "{key} 去掉 {before}",
         ("item_removed", False, False): "{key} 去掉一项",
+        ("moved", True, True): "{before}（{after}）移到 {key}",
+        ("item_moved", True, True): "{after} 从 {before} 移到 {key}",
     },
 }
 _SETTING_CHANGED: dict[Language, str] = {"en": "changes {key}", "zh": "改动 {key}"}
@@ -449,6 +453,20 @@ def settings_sentence(
         parts.append(f"{more} more setting{'s' * (more > 1)} change{'s' * (more == 1)}")
     where = f"In `{path}` (a new file), it " if new_file else f"In `{path}`, it "
     return where + "; ".join(parts) + "."
+
+
+def spread_sentence(change: SettingChange, paths: Sequence[str], lang: Language) -> str:
+    """One setting's change made alike in several configuration files: how many, and the
+    first two of them."""
+    told = (
+        _SETTING_PHRASES[lang]
+        .get((change.kind, bool(change.before), bool(change.after)), _SETTING_CHANGED[lang])
+        .format(key=code(change.key), before=code(change.before), after=code(change.after))
+    )
+    first = [f"`{path}`" for path in paths[:2]]
+    if lang == "zh":
+        return f"{len(paths)} 个文件中，{told}：{'、'.join(first)} 等。"
+    return f"In {len(paths)} files, it {told}: {', '.join(first)} and {len(paths) - 2} more."
 
 
 def origin_sentence(origin: Origin, lang: Language) -> str:

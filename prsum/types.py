@@ -7,7 +7,9 @@ from typing import Literal
 
 PrKind = Literal["merge", "squash", "rebase", "direct", "revert"]
 Verdict = Literal["deep", "skim", "skip"]
-SettingKind = Literal["added", "removed", "changed", "edited", "item_added", "item_removed"]
+SettingKind = Literal[
+    "added", "removed", "changed", "edited", "item_added", "item_removed", "moved", "item_moved"
+]
 Category = Literal[
     "feature", "fix", "perf", "refactor", "docs", "test", "ci", "deps", "release", "revert", "chore"
 ]
@@ -248,7 +250,8 @@ class SettingChange:
     (`added`, `removed`, `changed`; `edited`: a line of a long value edited, `before` and
     `after` that line; `item_added`, `item_removed` for a value of a list) and its
     value before and after as the card shows them ("" where the file lacks it or it is too long
-    to show)."""
+    to show). A value moved to another key (`moved`) or from one list to another
+    (`item_moved`) has the new key as `key`, the old one as `before` and the value as `after`."""
 
     path: str
     key: str

@@ -1370,6 +1370,80 @@ def test_configuration_files_tell_the_settings_they_add_change_and_remove(
     jsonschema.validate(card_to_dict(card), SCHEMA)
 
 
+def test_a_setting_moved_is_told_as_a_move_in_both_languages(repo: RepoBuilder) -> None:
+    import jsonschema
+
+    from prsum.render import card_to_dict
+    from tests.pipeline import cards_for
+    from tests.test_render import SCHEMA
+
+    old = "run:\n  deadline: 5m\nlinters:\n  enable:\n    - gofmt\n    - vet\n"
+    repo.commit("Add lint (#1)", {".golangci.yml": old})
+    new = "version: '2'\nrun:\n  timeout: 5m\nlinters:\n  enable:\n    - vet\nformatters:\n  enable:\n    - gofmt\n"
+    repo.commit("Lint v2 (#2)", {".golangci.yml": new})
+    moved = "`run.deadline`"
+    for lang, told in [
+        (
+            "en",
+            f"it moves {moved} to `run.timeout` (`5m`); moves `gofmt` from `linters.enable` to "
+            "`formatters.enable`; sets `version` to `2`.",
+        ),
+        (
+            "zh",
+            f"{moved}（`5m`）移到 `run.timeout`；`gofmt` 从 `linters.enable` 移到 `formatters.enable`",
+        ),
+    ]:
+        (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang=lang, cache=False)
+        assert isinstance(card, Card)
+        assert told in card.body.summary
+        jsonschema.validate(card_to_dict(card), SCHEMA)
+
+
+def test_a_setting_changed_alike_in_several_files_is_told_once(repo: RepoBuilder) -> None:
+    from tests.pipeline import cards_for
+
+    flows = [f".github/workflows/w{n}.yml" for n in range(4)]
+    job = "env:\n  IMAGE: {}\njobs:\n  t:\n    runs-on: {}\n"
+    repo.commit("Add (#1)", {path: job.format("img:1", "linux") for path in flows})
+    changed = {path: job.format("img:2", "linux") for path in flows[:3]}
+    repo.commit("Bump (#2)", {**changed, flows[3]: job.format("img:1", "mac")})
+    told = {
+        "en": "In 3 files, it changes `env.IMAGE` from `img:1` to `img:2`: "
+        "`.github/workflows/w0.yml`, `.github/workflows/w1.yml` and 1 more.",
+        "zh": "3 个文件中，`env.IMAGE` 从 `img:1` 改为 `img:2`："
+        "`.github/workflows/w0.yml`、`.github/workflows/w1.yml` 等。",
+    }
+    for lang, sentence in told.items():
+        (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang=lang, cache=False)
+        assert isinstance(card, Card)
+        summary = card.body.summary
+        # told once (no quoted line says it again), beside the file whose change is its own
+        assert sentence in summary
+        assert summary.count("img:2") == 1
+        assert "mac" in summary
+
+
+def test_a_spread_counts_files_told_by_their_edits_and_leaves_new_files_out(
+    repo: RepoBuilder,
+) -> None:
+    from tests.pipeline import cards_for
+
+    config = '{{\n  "compilerOptions": {{\n    "target": "{}",\n    "strict": true\n  }}\n}}\n'
+    files = [f"packages/{name}/tsconfig.json" for name in "abcd"]
+    repo.commit("Add (#1)", {path: config.format("es2019") for path in files})
+    commented = "// shared\n" + config.format("es2022")  # JSON with comments: not parsed
+    new = {f"packages/{name}/tsconfig.json": config.format("es2022") for name in "xyz"}
+    changed = {path: config.format("es2022") for path in files[:3]}
+    repo.commit("Target es2022 (#2)", {**changed, files[3]: commented, **new})
+    (card,) = cards_for(repo.path, "HEAD~1..HEAD", strategy="facts", lang="en", cache=False)
+    assert isinstance(card, Card)
+    # four files change it (one told by its quoted line); the three new ones only set it
+    assert "In 4 files, it changes `compilerOptions.target` from `es2019` to `es2022`" in (
+        card.body.summary
+    )
+    assert "In 7 files" not in card.body.summary
+
+
 def test_a_settings_value_is_quoted_as_the_file_has_it(repo: RepoBuilder) -> None:
     nav = "nav:\n  - index.md\n  - env.md\n  - Guide:\n      - a.md\n"
     repo.commit("Add (#1)", {"mkdocs.yml": nav, "docs/env.md": "# Env\n"})
@@ -1472,6 +1546,67 @@ def test_a_settings_value_is_quoted_as_the_file_has_it(repo: RepoBuilder) -> Non
             [("m", "changed", "a@x.org", "a@y.org")],
         ),
         ("a.json", '\ufeff{"a": 1}', '{"a": 2}', [("a", "changed", "1", "2")]),  # a BOM
+        (  # a setting renamed and list values moved to a list added whole: moves
+            ".golangci.yml",
+            "run:\n  deadline: 5m\nlinters:\n  enable: [gofmt, goimports, vet]\n",
+            "run:\n  timeout: 5m\nlinters:\n  enable: [vet]\nformatters:\n  enable: [gofmt, goimports]\n",
+            [
+                ("run.timeout", "moved", "run.deadline", "5m"),
+                ("formatters.enable", "item_moved", "linters.enable", "gofmt"),
+                ("formatters.enable", "item_moved", "linters.enable", "goimports"),
+            ],
+        ),
+        (  # a value moved between lists that stay
+            "a.yml",
+            "a: [x, y]\nb: [z]\n",
+            "a: [y]\nb: [z, x]\n",
+            [("b", "item_moved", "a", "x")],
+        ),
+        (  # … and into a list added with a new value besides: the list is told too
+            "a.yml",
+            "a: [x, y]\n",
+            "a: [y]\nc: [x, w]\n",
+            [("c", "item_moved", "a", "x"), ("c", "added", "", '["x", "w"]')],
+        ),
+        (  # a list removed whole and a value of another that leaves: one move, no crash
+            "a.yml",
+            "a: [x]\nb: [x, y]\n",
+            "b: [y]\nc: [x]\n",
+            [("c", "item_moved", "b", "x"), ("a", "removed", '["x"]', "")],
+        ),
+        (  # far apart (no shared table or name), a number, a string shown like a list: no move
+            "a.yml",
+            "j:\n  timeout: 5\n  mode: fast\na: [x, y]\n",
+            "j:\n  s:\n    max: 5\n    kind: fast\na: [y]\nc: '[\"x\"]'\n",
+            [
+                ("j.s", "added", "", '{"max": 5, "kind": "fast"}'),
+                ("j.timeout", "removed", "5", ""),
+                ("j.mode", "removed", "fast", ""),
+                ("a", "item_removed", "x", ""),
+                ("c", "added", "", '["x"]'),
+            ],
+        ),
+        (  # what the bump sentences tell is no move's end: the override's removal stays
+            "package.json",
+            '{"overrides": {"semver": "7.5.4"}}',
+            '{"dependencies": {"semver": "7.5.4"}}',
+            [("overrides", "removed", '{"semver": "7.5.4"}', "")],
+        ),
+        (  # a common value, or one that leaves or arrives twice, or a setting whose value
+            # is now a list's item: no move
+            "a.yml",
+            "a: true\nb: 5m\nc: 5m\nd: 7s\n",
+            "e: true\nf: 5m\ng: [7s]\n",
+            [
+                ("e", "added", "", "true"),
+                ("f", "added", "", "5m"),
+                ("g", "added", "", '["7s"]'),
+                ("a", "removed", "true", ""),
+                ("b", "removed", "5m", ""),
+                ("c", "removed", "5m", ""),
+                ("d", "removed", "7s", ""),
+            ],
+        ),
         (  # aliases that expand to billions of values: not read
             "ci.yml",
             "a: &a [x, x, x, x, x, x, x, x]\n"

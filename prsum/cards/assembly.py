@@ -41,6 +41,7 @@ from prsum.types import (
     Provenance,
     PullRequest,
     SettingChange,
+    SettingKind,
     Timing,
     Verdict,
 )
@@ -55,8 +56,11 @@ _EDIT_FILES = 2  # files whose in-place edits a summary quotes
 _EDITS_SHOWN = 2  # edits it quotes in all
 _SETTINGS_SHOWN = 4  # settings it tells, of all configuration files
 _SETTINGS_FILES = 2
+_SPREAD_FILES = 3  # files a setting's change must be made alike in to be told once for all
 _MAX_KEY = 80  # characters of a key path told (a `cfg(…)` table name is longer)
 _SETTING_RANK = {
+    "moved": 0,
+    "item_moved": 0,
     "changed": 0,
     "edited": 0,
     "removed": 1,
@@ -89,18 +93,31 @@ class CardInput:
     log: RuleLog  # what the rules refuse, drop or repair while this card is written
 
     @functools.cached_property
+    def spread(self) -> list[Spread]:
+        """The setting changes the PR makes alike in several files, told once for all."""
+        return spread_settings(self.facts.settings, self.diffs, self.pr)
+
+    @functools.cached_property
     def shown_edits(self) -> list[LineEdit]:
-        """The edits the summary quotes."""
-        return quoted_edits(self.facts.edits, [item.path for item in self.places], self.pr.title)
+        """The edits the summary quotes, less those that show a change told for all the files
+        it is made in."""
+        edits = [e for e in self.facts.edits if not any(s.shows(e) for s in self.spread)]
+        return quoted_edits(edits, [item.path for item in self.places], self.pr.title)
 
     @functools.cached_property
     def settings_quotes(self) -> list[str]:
         """The sentences that tell what the configuration sets, less what the quoted edits
         show: values read from the files, quoted as they are (a nav's `env.md` is no bare name
-        of `docs/env.md` for grounding to complete)."""
+        of `docs/env.md` for grounding to complete). A change made alike in several files is
+        told once, first."""
         shown = self.shown_edits
-        settings = [c for c in self.facts.settings if not any(edit_shows(c, e) for e in shown)]
-        return settings_sentences(settings, self.pr, self.lang)
+        settings = [
+            c
+            for c in self.facts.settings
+            if not any(edit_shows(c, e) for e in shown) and not any(s.holds(c) for s in self.spread)
+        ]
+        spread = [i18n.spread_sentence(s.change, s.order, self.lang) for s in self.spread]
+        return spread + settings_sentences(settings, self.pr, self.lang, len(spread))
 
     @functools.cached_property
     def places(self) -> list[Focus]:
@@ -231,8 +248,8 @@ def edit_shows(change: SettingChange, edit: LineEdit) -> bool:
     `edition = "2024"` shows `package.edition` changed from `2021` to `2024`; an item added to
     a list, the line that holds it added. Values and keys are matched as whole words (`1` is
     not in `n: 10`)."""
-    if edit.path != change.path:
-        return False
+    if edit.path != change.path or change.kind in ("moved", "item_moved"):
+        return False  # an edit quotes a line; a move is two
     name = change.key.rpartition(".")[2]
     if change.kind in ("changed", "edited"):
         named = change.kind == "edited" or _holds(edit.after, name)  # an edited line names none
@@ -251,19 +268,109 @@ def _holds(text: str, word: str) -> bool:
     return bool(word) and re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])", text) is not None
 
 
+@dataclass(frozen=True)
+class Spread:
+    """One change of a setting that a PR makes alike in several files (an image's tag in every
+    workflow): `change` as the first of them makes it, `paths` all of them, in the diff's
+    order."""
+
+    change: SettingChange
+    paths: frozenset[str]
+    order: tuple[str, ...]  # `paths` in the diff's order
+
+    def holds(self, change: SettingChange) -> bool:
+        """Whether `change` is this change, in one of its files."""
+        mine = self.change
+        return change.path in self.paths and (
+            change.key,
+            change.kind,
+            change.before,
+            change.after,
+        ) == (
+            mine.key,
+            mine.kind,
+            mine.before,
+            mine.after,
+        )
+
+    def shows(self, edit: LineEdit) -> bool:
+        """Whether a quoted edit shows this change in one of its files."""
+        return edit.path in self.paths and edit_shows(replace(self.change, path=edit.path), edit)
+
+
+def spread_settings(
+    settings: Sequence[SettingChange], diffs: Sequence[FileDiff], pr: PullRequest
+) -> list[Spread]:
+    """The changes made alike (key, kind, values) in at least `_SPREAD_FILES` files the PR
+    changes (not adds: a new file's settings are all "set"), counting a file whose patch
+    shows the change where its settings could not be read (JSON with comments): a reader
+    learns more from "in 9 files" than from the same change quoted in two of them. What a
+    reader must unlearn first, and room left for each file's own settings."""
+    changed = {change.path for change in pr.files if change.status != "A"}
+    by_change: dict[tuple[str, SettingKind, str, str], set[str]] = {}
+    for change in settings:
+        if change.path in changed and len(change.key) <= _MAX_KEY:
+            said = (change.key, change.kind, change.before, change.after)
+            by_change.setdefault(said, set()).add(change.path)
+    spread = [said for said, paths in by_change.items() if len(paths) >= _SPREAD_FILES]
+    spread.sort(key=lambda said: _SETTING_RANK[said[1]])
+    order = {change.path: index for index, change in enumerate(pr.files)}
+    found = []
+    for said in spread[: _SETTINGS_SHOWN - _SETTINGS_FILES]:
+        paths = by_change[said]
+        change = SettingChange(min(paths, key=order.__getitem__), *said)
+        paths |= {d.path for d in diffs if d.path in changed and _patch_shows(d.patch, change)}
+        found.append(Spread(change, frozenset(paths), tuple(sorted(paths, key=order.__getitem__))))
+    return found
+
+
+def _patch_shows(patch: str, change: SettingChange) -> bool:
+    """Whether a patch's lines show a setting's change: a line removed that holds its name
+    and old value, one added that holds its name and new value (only the values, of a list's
+    item)."""
+    name = change.key.rpartition(".")[2]
+    named = change.kind not in ("item_added", "item_removed")
+    removed = [
+        line[1:]
+        for line in patch.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    ]
+    added = [
+        line[1:]
+        for line in patch.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+
+    def shown(lines: list[str], value: str) -> bool:
+        return not value or any(
+            _holds(line, value) and (not named or _holds(line, name)) for line in lines
+        )
+
+    return (
+        change.kind not in ("moved", "item_moved")
+        and shown(removed, change.before)
+        and shown(added, change.after)
+    )
+
+
 def settings_sentences(
-    settings: Sequence[SettingChange], pr: PullRequest, lang: Language
+    settings: Sequence[SettingChange], pr: PullRequest, lang: Language, told: int = 0
 ) -> list[str]:
     """What the configuration files set, a sentence a file: the first few settings of at most
-    two files (the files in the order a reader reads them) and how many more each changes."""
+    two files (the files in the order a reader reads them) and how many more each changes;
+    `told`: settings already told (of the budget's `_SETTINGS_SHOWN`)."""
     by_path: dict[str, list[SettingChange]] = {}
     for change in settings:
         by_path.setdefault(change.path, []).append(change)
     added = {change.path for change in pr.files if change.status == "A"}
     order = [change.path for change in salience_order(pr.files)]
     sentences = []
-    left = _SETTINGS_SHOWN
-    for path in sorted(by_path, key=order.index)[:_SETTINGS_FILES]:
+    left = _SETTINGS_SHOWN - told
+    paths = sorted(by_path, key=order.index)[:_SETTINGS_FILES]
+    for index, path in enumerate(paths):
+        # Each file told gets a setting at least: a card that names two files' settings and
+        # tells only the first's hid the other's removal behind "Files: …".
+        allowed = left - (len(paths) - index - 1)
         # What it changes or removes first: that is what a reader of the old file must unlearn.
         # The same change made under several keys (a value in every job) is told once.
         ranked = sorted(by_path[path], key=lambda change: _SETTING_RANK[change.kind])
@@ -271,7 +378,7 @@ def settings_sentences(
         shown: list[SettingChange] = []
         for change in ranked:
             said = (change.kind, change.key.rpartition(".")[2], change.before, change.after)
-            if len(change.key) <= _MAX_KEY and said not in seen and len(shown) < left:
+            if len(change.key) <= _MAX_KEY and said not in seen and len(shown) < allowed:
                 seen.add(said)
                 shown.append(change)
         if not shown:

@@ -18,6 +18,10 @@ said is what the files set, true by construction.
   tables among them (if any) stay as they were.
 - A string too long to show (a step's script) that has a line edited in place is told by that
   line, as a line of code is quoted (`edited`).
+- A value removed under one key and added under another of the same file is moved
+  (golangci-lint's `run.deadline` became `run.timeout`; `gofmt` went from `linters.enable` to
+  `formatters.enable`): told as a move (`moved`, `item_moved`), not as a setting gone and
+  another set, which reads as if the setting were dropped.
 - Values are shown as the format reads them; YAML's scalars as written (`3.10` is no 3.1, `on`
   no boolean), its merge keys (`<<: *defaults`) merged; a table or list as JSON where short, a
   string quoted where the other side holds the same text as no string (`"true"` to `true`).
@@ -68,11 +72,20 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, where
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 Change = tuple[tuple[str, ...], SettingKind, str, str]  # key path, kind, before, after (shown)
+# Values too common to say that one removed and one added are the same setting moved.
+_COMMON_VALUES = frozenset(
+    {"", "true", "false", "True", "False", "null", "~", "yes", "no", "on", "off", "[]", "{}"}
+)
+_NUMBER = re.compile(r"[-+]?\d[\d_.]*")
 
 
 class _Bare(str):
     """A YAML scalar the file writes unquoted that YAML reads as no string (`true`, `3`,
     `null`): shown without quotes inside a table or list."""
+
+
+class _List(str):
+    """A list added whole, as shown (a string that only looks like one is no list)."""
 
 
 class _Item(str):
@@ -101,12 +114,89 @@ def setting_changes(
         if old is None or new is None:
             continue
         manifest = is_manifest(diff.path)
-        found += [
-            SettingChange(diff.path, dotted(key), kind, before, after)
+        # What other sentences tell is left out before moves are found: a dependency's pin
+        # arriving is no move of an override's.
+        changes = [
+            (key, kind, before, after)
             for key, kind, before, after in _compare(old, new, ())
             if not (manifest and _told_elsewhere(key)) and not _ref_moved(before, after)
         ]
+        found += [
+            SettingChange(diff.path, dotted(key), kind, str(before), str(after))
+            for key, kind, before, after in _moves(changes)
+        ]
     return tuple(found)
+
+
+def _moves(changes: list[Change]) -> list[Change]:
+    """`changes` with each value that leaves one key for another told as one move: a setting
+    removed and one added with the same value (`moved`: the new key, the old key's dotted
+    path as `before`, the value as `after`), a list's value removed and added to another
+    list, or to a list the PR adds whole (`item_moved`, likewise). A list added whole whose
+    values all moved into it is said by its moves.
+
+    Only what is as good as the same setting moves: a value that leaves once and arrives
+    once, no common scalar and no number (`true` or `5` removed here and added there are as
+    often two settings as one), between keys of the same table or of the same name
+    (`run.deadline` to `run.timeout`; `linters.enable` to `formatters.enable`)."""
+    left: dict[str, list[int]] = {}
+    arrived: dict[str, list[int]] = {}
+    for index, (_, kind, before, after) in enumerate(changes):
+        if kind in ("removed", "item_removed") and _distinct(before):
+            left.setdefault(before, []).append(index)
+        elif kind in ("added", "item_added") and _distinct(after) and not isinstance(after, _List):
+            arrived.setdefault(after, []).append(index)
+        if isinstance(after, _List):
+            for value in _list_values(after):
+                if _distinct(value):
+                    arrived.setdefault(value, []).append(index)
+    moved = dict(enumerate(changes))
+    used: set[int] = set()  # targets a move took: one each
+    into: Counter[int] = Counter()  # values moved into a list added whole, by its change
+    for value, sources in left.items():
+        targets = arrived.get(value, [])
+        if len(sources) != 1 or len(targets) != 1 or targets[0] in used:
+            continue
+        (old_key, old_kind, _, _), (new_key, new_kind, _, new_value) = (
+            changes[sources[0]],
+            changes[targets[0]],
+        )
+        whole_list = isinstance(new_value, _List)  # the value is one of its items
+        if (
+            old_key == new_key
+            or (old_kind == "removed") != (new_kind == "added" and not whole_list)
+            or (old_key[:-1] != new_key[:-1] and old_key[-1:] != new_key[-1:])
+        ):
+            continue  # a setting's value now a list's item or the reverse, or far apart
+        move: SettingKind = "moved" if old_kind == "removed" else "item_moved"
+        moved[sources[0]] = (new_key, move, dotted(old_key), value)
+        if whole_list:
+            into[targets[0]] += 1
+        else:
+            used.add(targets[0])
+            del moved[targets[0]]
+    for target, count in into.items():
+        if count == len(_list_values(changes[target][3])):
+            del moved[target]
+    return [moved[index] for index in sorted(moved)]
+
+
+def _distinct(value: str) -> bool:
+    """Whether a value is particular enough that one removed and one added are one setting."""
+    return value not in _COMMON_VALUES and not _NUMBER.fullmatch(value)
+
+
+def _list_values(shown: str) -> list[str]:
+    """The values of a list added whole (`["gofmt", "goimports"]`), or [] where it holds
+    anything but strings and numbers."""
+    if not isinstance(shown, _List):
+        return []
+    try:
+        values = json.loads(shown)
+    except json.JSONDecodeError:
+        return []
+    plain = [v for v in values if isinstance(v, str | int | float) and not isinstance(v, bool)]
+    return [str(v) for v in plain] if len(plain) == len(values) else []
 
 
 def _ref_moved(before: str, after: str) -> bool:
@@ -160,7 +250,7 @@ def _added(key: tuple[str, ...], value: Any) -> Iterator[Change]:
     shown = _shown(value)
     single = isinstance(value, dict) and len(value) == 1
     if (shown and not single) or not isinstance(value, dict) or not value:
-        yield key, "added", "", shown
+        yield key, "added", "", _List(shown) if isinstance(value, list) else shown
     else:
         for name, item in value.items():
             yield from _added((*key, name), item)
