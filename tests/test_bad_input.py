@@ -154,6 +154,9 @@ def test_ctrl_c_keeps_finished_cards(repo: RepoBuilder, small_model: Path, tmp_p
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PRSUM_CACHE_DIR": str(cache)},
+        # A shell's background job starts with SIGINT ignored, and Python installs no
+        # KeyboardInterrupt handler then (the run went on to all 120 cards): Ctrl-C's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not list((cache / "cards").rglob("*.json")) and time.monotonic() < deadline:

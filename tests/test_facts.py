@@ -642,6 +642,25 @@ def test_a_pr_that_changes_code_is_told_by_its_code_edits_only(repo: RepoBuilder
     )
 
 
+def test_a_long_check_is_not_quoted_and_a_whole_string_is_a_value(
+    repo: RepoBuilder,
+) -> None:
+    py = "def finish(self):\n    if self.hidden:\n        return\n    self.write()\n"
+    rs = 'const fn host() -> &\'static str {\n    ""\n}\n'
+    repo.commit("Add (#1)", {"src/bar.py": py, "src/host.rs": rs})
+    flush = (
+        "    if self._pending:\n        self.step(self._pending)\n        self._pending = 0\n"
+        "        self.render()\n"
+    )
+    files = {
+        "src/bar.py": py.replace("def finish(self):\n", "def finish(self):\n" + flush),
+        "src/host.rs": rs.replace('""', '"/"'),
+    }
+    assert facts_of(repo, "Flush the bar (#2)", files).edits == (
+        LineEdit("src/host.rs", '""', '"/"'),
+    )
+
+
 def test_edits_pair_each_line_with_the_one_it_became_and_see_moves(repo: RepoBuilder) -> None:
     checked = (
         "def f(user):\n    if user is None:\n        raise ValueError(user)\n"

@@ -44,6 +44,7 @@ _IMPORT = re.compile(
     r"|export\s+(?:type\s+)?[{*])"  # a re-export list is an import list
 )
 _WORD = re.compile(r"\w")
+_STRING = re.compile(r"(\"|')[^\"'\\]*\1")  # a string literal without escapes
 # A line of control flow: what it adds or removes is a path through the code (a plain `return`
 # is most often the body of the `if` quoted before it).
 _CONTROL = re.compile(
@@ -430,6 +431,8 @@ def _replacement(path: str, before: str, after: str) -> LineEdit | None:
     changes = _changes(old_words, new_words)
     if len(before) <= _MAX_QUOTE and len(after) <= _MAX_QUOTE:
         old_quote, new_quote = before, after
+        if _a_string(before) and _a_string(after):  # a value: `""` becoming `"/"`
+            return LineEdit(path, old_quote, new_quote)
     else:  # both cut around the change, so that they show the same place
         old_quote = _cut(before, old_tokens, changes[0][1], changes[-1][2])
         new_quote = _cut(after, new_tokens, changes[0][3], changes[-1][4])
@@ -477,6 +480,12 @@ def _cut(line: str, tokens: list[re.Match[str]], first: int, stop: int) -> str:
 def _quotable(text: str) -> bool:
     """Short enough to quote, with a name or a value in it (`})` tells a reader nothing)."""
     return len(text) <= _MAX_QUOTE and bool(_WORD.search(text))
+
+
+def _a_string(text: str) -> bool:
+    """Whether a whole line is a string literal and nothing else (`""`, `"/"`): a value,
+    though it holds no word."""
+    return bool(_STRING.fullmatch(text.rstrip(",;")))
 
 
 def added_assertions(diffs: tuple[FileDiff, ...]) -> tuple[Assertion, ...]:
