@@ -363,10 +363,10 @@ def settings_sentences(
     for change in settings:
         by_path.setdefault(change.path, []).append(change)
     added = {change.path for change in pr.files if change.status == "A"}
-    order = [change.path for change in salience_order(pr.files)]
+    order = {change.path: index for index, change in enumerate(salience_order(pr.files))}
     sentences = []
     left = _SETTINGS_SHOWN - told
-    paths = sorted(by_path, key=order.index)[:_SETTINGS_FILES]
+    paths = sorted(by_path, key=order.__getitem__)[:_SETTINGS_FILES]
     for index, path in enumerate(paths):
         # Each file told gets a setting at least: a card that names two files' settings and
         # tells only the first's hid the other's removal behind "Files: …".
