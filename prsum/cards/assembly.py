@@ -280,18 +280,7 @@ class Spread:
 
     def holds(self, change: SettingChange) -> bool:
         """Whether `change` is this change, in one of its files."""
-        mine = self.change
-        return change.path in self.paths and (
-            change.key,
-            change.kind,
-            change.before,
-            change.after,
-        ) == (
-            mine.key,
-            mine.kind,
-            mine.before,
-            mine.after,
-        )
+        return change.path in self.paths and _said(change) == _said(self.change)
 
     def shows(self, edit: LineEdit) -> bool:
         """Whether a quoted edit shows this change in one of its files."""
@@ -310,8 +299,7 @@ def spread_settings(
     by_change: dict[tuple[str, SettingKind, str, str], set[str]] = {}
     for change in settings:
         if change.path in changed and len(change.key) <= _MAX_KEY:
-            said = (change.key, change.kind, change.before, change.after)
-            by_change.setdefault(said, set()).add(change.path)
+            by_change.setdefault(_said(change), set()).add(change.path)
     spread = [said for said, paths in by_change.items() if len(paths) >= _SPREAD_FILES]
     spread.sort(key=lambda said: _SETTING_RANK[said[1]])
     order = {change.path: index for index, change in enumerate(pr.files)}
@@ -322,6 +310,11 @@ def spread_settings(
         paths |= {d.path for d in diffs if d.path in changed and _patch_shows(d.patch, change)}
         found.append(Spread(change, frozenset(paths), tuple(sorted(paths, key=order.__getitem__))))
     return found
+
+
+def _said(change: SettingChange) -> tuple[str, SettingKind, str, str]:
+    """What a setting's change says, whatever file it is made in."""
+    return change.key, change.kind, change.before, change.after
 
 
 def _patch_shows(patch: str, change: SettingChange) -> bool:
