@@ -16,7 +16,7 @@ from prsum import i18n, prompts
 from prsum.budget import SALIENCE, salience_order
 from prsum.cards.explain import RuleLog
 from prsum.cards.packing import Packed, Usage
-from prsum.digest import relevance, title_words
+from prsum.digest import hunks, relevance, title_words
 from prsum.filekinds import file_kind
 from prsum.grounding import Evidence, ground_text
 from prsum.i18n import PHRASES
@@ -323,16 +323,9 @@ def _patch_shows(patch: str, change: SettingChange) -> bool:
     item)."""
     name = change.key.rpartition(".")[2]
     named = change.kind not in ("item_added", "item_removed")
-    removed = [
-        line[1:]
-        for line in patch.splitlines()
-        if line.startswith("-") and not line.startswith("---")
-    ]
-    added = [
-        line[1:]
-        for line in patch.splitlines()
-        if line.startswith("+") and not line.startswith("+++")
-    ]
+    lines = [line for hunk in hunks(patch) for line in hunk]
+    removed = [line[1:] for line in lines if line.startswith("-")]
+    added = [line[1:] for line in lines if line.startswith("+")]
 
     def shown(lines: list[str], value: str) -> bool:
         return not value or any(
